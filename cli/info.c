@@ -1,0 +1,9 @@
+/* nusku info: filled in by its issue; until then it says so and exits 2. */
+#include "cli/commands.h"
+
+int cmd_info(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return nsk_cli__not_implemented("info");
+}

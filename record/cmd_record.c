@@ -1,0 +1,9 @@
+/* nusku record: filled in by its issue; until then it says so and exits 2. */
+#include "cli/commands.h"
+
+int cmd_record(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return nsk_cli__not_implemented("record");
+}

@@ -1,0 +1,84 @@
+/* A recording session: what every signal gets from the recorder.
+ *
+ * The session owns the writer, the shared target map (bpf/target.bpf.h), the
+ * ring buffers and the event loop, the stack and string interning and the
+ * symbolizer.  A signal (cpu, alloc, offcpu, syscall, net) is a table entry
+ * (struct nsk_signal) that loads its BPF object, registers its ring buffers
+ * and turns BPF records into format records through the calls below.  A
+ * signal never writes bytes itself and never symbolizes itself.
+ */
+#ifndef NUSKU_RECORD_SESSION_H
+#define NUSKU_RECORD_SESSION_H
+
+#include <stdint.h>
+#include <bpf/libbpf.h>
+#include <nusku/format.h>
+
+struct nsk_session;
+
+/* Options every signal may read.  Filled by the record command line. */
+struct nsk_record_opts {
+	const char *output;	    /* path, or "-" for stdout */
+	int pid;		    /* attach to this process, 0: launch argv */
+	char **argv;		    /* the program to launch */
+	int inherit;		    /* follow fork/clone/exec (default 1) */
+	unsigned int freq_hz;	    /* CPU sampling frequency (default 999) */
+	double duration_s;	    /* stop after this long; 0: until the target ends */
+	const char *events;	    /* comma-separated signal names */
+	uint64_t min_block_ns;	    /* offcpu: shortest interval recorded */
+	uint64_t slow_syscall_ns;   /* syscall: slower calls recorded one by one */
+	uint64_t alloc_sample_bytes; /* alloc: 0 = every allocation */
+	int kernel_stacks;	    /* take kernel stacks (default 1) */
+	int quiet;
+};
+
+struct nsk_signal {
+	const char *name; /* as given to --events */
+	/* Open, configure (rodata, map sizes), reuse the target map, load,
+	 * attach, and register ring buffers.  *state is the signal's own. */
+	int (*start)(struct nsk_session *s, void **state);
+	/* Called from the event loop about every 100 ms, and once with
+	 * final = 1 after the target ended: drain in-kernel aggregates and
+	 * loss counters into records. */
+	int (*poll)(struct nsk_session *s, void *state, int final);
+	/* Called when a target process execs or a new one appears, so a
+	 * signal can attach probes to objects it maps (uprobes).  May be NULL. */
+	int (*on_process)(struct nsk_session *s, void *state, uint32_t pid);
+	/* Detach and free; accepts NULL state. */
+	void (*stop)(void *state);
+};
+
+const struct nsk_record_opts *nsk_session__opts(const struct nsk_session *s);
+
+/* The fd of the shared target map, for bpf_map__reuse_fd() before load. */
+int nsk_session__targets_fd(const struct nsk_session *s);
+
+/* Consume a BPF ring buffer from the session's event loop. */
+int nsk_session__add_ringbuf(struct nsk_session *s, int map_fd,
+			     ring_buffer_sample_fn fn, void *ctx);
+
+/* Intern a stack: kernel ips (leaf first) then user ips (leaf first) of one
+ * thread of pid.  Symbolizes new addresses once, writes the STRING, MAPPING,
+ * FRAME and STACK definitions it needs, and returns the stack id (never 0
+ * on success; 0 when nothing could be recorded, counted as a loss). */
+uint64_t nsk_session__stack(struct nsk_session *s, uint32_t pid,
+			    const uint64_t *kernel_ips, uint32_t nkernel,
+			    const uint64_t *user_ips, uint32_t nuser,
+			    uint32_t flags /* enum nsk_stack_flags */);
+
+/* Intern a string; writes its STRING record the first time.  0 on error. */
+uint64_t nsk_session__string(struct nsk_session *s, const char *str);
+
+/* Append a record to the recording. */
+int nsk_session__emit(struct nsk_session *s, const struct nsk_record *rec);
+
+/* Count lost events of a source ("cpu.ringbuf", "alloc.stack", ...); the
+ * session writes them as NSK_REC_LOSS records and shows them in the status
+ * line. */
+void nsk_session__lost(struct nsk_session *s, const char *source,
+		       uint64_t count);
+
+/* CLOCK_MONOTONIC now, in ns: the clock of bpf_ktime_get_ns(). */
+uint64_t nsk_session__now(void);
+
+#endif

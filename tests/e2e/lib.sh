@@ -1,0 +1,22 @@
+# Helpers for end-to-end tests: sourced, not run.
+# NUSKU, WORKLOADS and TOP_SRCDIR come from the test harness (Makefile.am).
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+
+# Skip unless we can load BPF programs (root, or CAP_BPF+CAP_PERFMON).
+need_bpf() {
+	[ "$(id -u)" = 0 ] || skip "needs root (or CAP_BPF + CAP_PERFMON) to load BPF programs"
+	[ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF (/sys/kernel/btf/vmlinux)"
+}
+
+# A scratch directory removed when the test exits.
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/nusku-test.XXXXXX")
+trap 'rm -rf "$TMPD"' EXIT
+
+# assert_near ACTUAL EXPECTED TOLERANCE WHAT: |actual-expected| <= tolerance
+assert_near() {
+	awk -v a="$1" -v e="$2" -v t="$3" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(d <= t) }' ||
+		fail "$4: got $1, expected $2 +- $3"
+	echo "ok: $4: $1 (expected $2 +- $3)"
+}
