@@ -254,6 +254,9 @@ struct nsk_rec_syscall_slow {
 	uint64_t stack_id;
 };
 
+/* A TCP connection (one socket, seen from its owner's side).  Repeated with
+ * the same id when its owner or state changes: the latest one read applies to
+ * the records that follow. */
 struct nsk_rec_conn {
 	uint64_t id;
 	uint32_t family; /* AF_INET or AF_INET6 */
@@ -263,6 +266,9 @@ struct nsk_rec_conn {
 	uint32_t dport;
 	uint32_t pid; /* owner learned in process context */
 	uint32_t tid;
+	uint64_t time;	   /* when the owner (or state) was learned */
+	uint32_t state;	   /* TCP state then (TCP_ESTABLISHED = 1, ...) */
+	uint64_t stack_id; /* the owner's stack then, 0 if none was taken */
 };
 
 struct nsk_rec_retransmit {
