@@ -1,0 +1,56 @@
+/* DWARF unwinding of user stacks copied by BPF, done in user space.
+ *
+ * gcc -O2 omits frame pointers on x86-64 and so do Debian's libraries, so a
+ * frame-pointer walk in the kernel loses the caller of every libc function.
+ * The BPF side copies the user registers and the top of the user stack; this
+ * module replays them through libdw's CFI unwinder (.eh_frame/.debug_frame),
+ * as perf does for --call-graph dwarf, but at record time so the file keeps
+ * only the resulting addresses.
+ *
+ * One Dwfl per process, built from /proc/PID/maps on first use and dropped
+ * with nsk_unwinder__forget() when the process execs or exits (or a frame
+ * falls outside every known module, which re-reads the maps once).
+ */
+#ifndef NUSKU_RECORD_UNWIND_H
+#define NUSKU_RECORD_UNWIND_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+struct nsk_unwinder;
+
+/* The registers the unwinder starts from (x86-64). */
+struct nsk_user_regs {
+	uint64_t ip;
+	uint64_t sp;
+	uint64_t bp;
+};
+
+int nsk_unwinder__new(struct nsk_unwinder **out);
+
+/* Unwinds one stack of process pid.  stack holds stack_len bytes copied
+ * from regs->sp upwards.  Writes up to max return addresses, leaf first
+ * (ips[0] = regs->ip), into ips and their number into *n.  Returns 0 when
+ * the walk reached the outermost frame, 1 when it stopped early (the copy
+ * ended, or no CFI for a frame: the stack is truncated, not invented), or a
+ * negative errno when nothing could be unwound (*n is then 0). */
+int nsk_unwinder__unwind(struct nsk_unwinder *u, uint32_t pid,
+			 const struct nsk_user_regs *regs, const void *stack,
+			 size_t stack_len, uint64_t *ips, uint32_t max,
+			 uint32_t *n);
+
+/* Drop what is cached for pid: it execed, exited or mapped new code. */
+void nsk_unwinder__forget(struct nsk_unwinder *u, uint32_t pid);
+
+/* Stacks unwound, frames produced, and walks that stopped early. */
+struct nsk_unwind_stats {
+	uint64_t stacks;
+	uint64_t frames;
+	uint64_t truncated;
+	uint64_t failed;
+};
+const struct nsk_unwind_stats *nsk_unwinder__stats(const struct nsk_unwinder *u);
+
+void nsk_unwinder__free(struct nsk_unwinder *u); /* NULL is fine */
+
+#endif

@@ -1,0 +1,173 @@
+/* The DWARF unwinder on a stack it can check: this test, built with
+ * -fomit-frame-pointer, copies its own registers and stack the way the BPF
+ * side does and asks the unwinder for main -> outer -> inner -> leaf. */
+#include <check.h>
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record/unwind.h"
+
+#define COPY 8192
+
+static uint8_t stack_copy[COPY];
+static struct nsk_user_regs regs;
+static size_t copied;
+static volatile int sink;
+
+/* End of the mapping that holds addr, from /proc/self/maps. */
+static uint64_t mapping_end(uint64_t addr)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long lo, hi;
+	char line[512];
+	uint64_t end = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && addr >= lo && addr < hi)
+			end = hi;
+	if (f)
+		fclose(f);
+	return end;
+}
+
+/* Copies the registers and COPY bytes above the stack pointer, as the BPF
+ * program does at a sample.  The copy reads other frames' redzones, so
+ * AddressSanitizer must not watch it (and memcpy would be intercepted). */
+static __attribute__((noipa, no_sanitize("address"))) void capture(void)
+{
+	uint64_t ip, sp, bp, end;
+
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(bp));
+	end = mapping_end(sp);
+	copied = end - sp < COPY ? end - sp : COPY;
+	for (size_t i = 0; i < copied; i++)
+		stack_copy[i] = ((const volatile uint8_t *)sp)[i];
+	regs = (struct nsk_user_regs){ ip, sp, bp };
+	sink++;
+}
+
+static __attribute__((noipa)) void leaf(int n)
+{
+	volatile char pad[64 + n];
+
+	pad[0] = 1;
+	capture();
+	sink += pad[0];
+}
+
+static __attribute__((noipa)) void inner(int n)
+{
+	leaf(n + 1);
+	sink++;
+}
+
+static __attribute__((noipa)) void outer(int n)
+{
+	inner(n + 1);
+	sink++;
+}
+
+static const char *name_of(Dwfl *dwfl, uint64_t pc)
+{
+	Dwfl_Module *m = dwfl_addrmodule(dwfl, pc);
+	const char *s = m ? dwfl_module_addrname(m, pc) : NULL;
+
+	return s ? s : "?";
+}
+
+START_TEST(unwinds_without_frame_pointers)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	const char *want[] = { "capture", "leaf", "inner", "outer" };
+	struct nsk_unwinder *u;
+	uint64_t ips[64];
+	int saw_main = 0;
+	uint32_t n;
+	Dwfl *dwfl;
+	int rc;
+
+	outer(1);
+	ck_assert_int_eq(nsk_unwinder__new(&u), 0);
+	rc = nsk_unwinder__unwind(u, getpid(), &regs, stack_copy, copied, ips,
+				  64, &n);
+	ck_assert_int_ge(rc, 0);
+	ck_assert_uint_ge(n, 5);
+
+	dwfl = dwfl_begin(&cb);
+	dwfl_report_begin(dwfl);
+	ck_assert_int_eq(dwfl_linux_proc_report(dwfl, getpid()), 0);
+	dwfl_report_end(dwfl, NULL, NULL);
+	/* ips[0] is where capture was; the rest are return addresses, so
+	 * look up the call instruction just before each. */
+	for (int i = 0; i < 4; i++)
+		ck_assert_str_eq(name_of(dwfl, ips[i] - (i > 0)), want[i]);
+	/* The walk goes on through check's runner into main. */
+	for (uint32_t i = 4; i < n; i++)
+		saw_main |= !strcmp(name_of(dwfl, ips[i] - 1), "main");
+	ck_assert_msg(saw_main, "main not reached in %u frames", n);
+	dwfl_end(dwfl);
+	nsk_unwinder__free(u);
+}
+END_TEST
+
+START_TEST(short_copy_is_truncated_not_invented)
+{
+	struct nsk_unwinder *u;
+	uint64_t ips[64];
+	uint32_t n;
+	int rc;
+
+	outer(1);
+	ck_assert_int_eq(nsk_unwinder__new(&u), 0);
+	/* Only the first bytes of capture's own frame: the walk must stop
+	 * early and say so. */
+	rc = nsk_unwinder__unwind(u, getpid(), &regs, stack_copy, 16, ips, 64, &n);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_uint_lt(n, 4);
+	ck_assert_uint_eq(nsk_unwinder__stats(u)->truncated, 1);
+	nsk_unwinder__free(u);
+}
+END_TEST
+
+START_TEST(unknown_process_fails_cleanly)
+{
+	struct nsk_unwinder *u;
+	uint64_t ips[8];
+	uint32_t n = 99;
+
+	outer(1);
+	ck_assert_int_eq(nsk_unwinder__new(&u), 0);
+	/* pid_max is at most 2^22: this pid cannot exist. */
+	ck_assert_int_lt(nsk_unwinder__unwind(u, 1u << 23, &regs, stack_copy,
+					      copied, ips, 8, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	nsk_unwinder__free(u);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("unwind");
+	TCase *tc = tcase_create("dwarf");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, unwinds_without_frame_pointers);
+	tcase_add_test(tc, short_copy_is_truncated_not_invented);
+	tcase_add_test(tc, unknown_process_fails_cleanly);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
