@@ -159,6 +159,9 @@ static const struct nsk_field conn[] = {
 	F(conn, dport, U32),
 	F(conn, pid, U32),
 	F(conn, tid, U32),
+	F(conn, time, TIME),
+	F(conn, state, U32),
+	F(conn, stack_id, U64),
 };
 
 static const struct nsk_field retransmit[] = {

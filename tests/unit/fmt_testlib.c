@@ -280,6 +280,9 @@ void gen__record(struct rng *r, uint32_t type, struct nsk_record *rec,
 		rec->conn.dport = r32(r);
 		rec->conn.pid = r32(r);
 		rec->conn.tid = r32(r);
+		rec->conn.time = rtime(r);
+		rec->conn.state = r32(r);
+		rec->conn.stack_id = rng__mag(r);
 		break;
 	case NSK_REC_RETRANSMIT:
 		rec->retransmit.time = rtime(r);
