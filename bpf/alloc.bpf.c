@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The allocation signal, kernel half.
+ *
+ * uprobes on the allocator family (attached by record/alloc_attach.c to the
+ * object that defines malloc, with pid -1 so children are covered, and
+ * filtered here by the shared target map) and raw_tp sys_enter/sys_exit for
+ * anonymous mmap, munmap and brk.
+ *
+ * Per thread (task storage, freed with the task) we keep the arguments of the
+ * outermost allocator call in progress and a nesting depth: calloc or realloc
+ * built on malloc, operator new calling malloc, malloc calling mmap or brk,
+ * are recorded once, as the outermost call.  The user stack is taken at the
+ * uretprobe: there the frame pointer and the instruction pointer are the
+ * caller's, so the leaf frame is the call site itself (at the uprobe, a frame
+ * pointer walk misses the direct caller).  Frees take no stack.
+ *
+ * Sampling (sample_bytes > 0): byte-interval sampling as in heapprofd: a
+ * Poisson process over allocated bytes, intervals drawn from an exponential
+ * distribution (precomputed by user space: BPF has no floating point); an
+ * allocation that contains n sample points is recorded with weight n *
+ * sample_bytes (its size when it is larger than the interval), so totals stay
+ * unbiased.  Sampled blocks are remembered in a hash, so a free of an
+ * unsampled block is discarded after one lookup.
+ *
+ * Records go to the ring buffer without a wakeup; the consumer is woken only
+ * when the buffer is past a fill threshold, and otherwise polls on a timer.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "target.bpf.h"
+#include "nusku/events/alloc.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* enum nsk_alloc_fn of nusku/format.h, which BPF code does not include. */
+#define FN_MALLOC 1
+#define FN_CALLOC 2
+#define FN_REALLOC 3
+#define FN_REALLOCARRAY 4
+#define FN_ALIGNED_ALLOC 5
+#define FN_POSIX_MEMALIGN 6
+#define FN_MEMALIGN 7
+#define FN_VALLOC 8
+#define FN_PVALLOC 9
+#define FN_MMAP 10
+#define FN_BRK 11
+#define FN_FREE 12
+#define FN_MUNMAP 13
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_MMAP 9
+#define NR_MUNMAP 11
+#define NR_BRK 12
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_MMAP 222
+#define NR_MUNMAP 215
+#define NR_BRK 214
+#endif
+#define MAP_ANONYMOUS_ 0x20
+
+const volatile __u64 sample_bytes = 0;	/* 0: record every allocation */
+const volatile __u64 wake_bytes = 1 << 20; /* wake the consumer past this */
+
+struct tstate {
+	__u64 size;	 /* requested bytes of the outermost call */
+	__u64 arg;	 /* realloc: old block; posix_memalign: out-pointer */
+	__s64 until_sample; /* bytes to the next sample point */
+	__u64 sys_arg0;	 /* mmap/munmap/brk in progress */
+	__u64 sys_arg1;
+	__u32 fn;
+	__u32 depth;	 /* allocator calls in progress on this thread */
+	__u32 sys_nr;	 /* syscall in progress, 0 none */
+	__u32 sampler_init; /* until_sample has been drawn */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct tstate);
+} tstates SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} alloc_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, NSK_ALLOC_STACK_ENTRIES);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, NSK_MAX_STACK_DEPTH * sizeof(__u64));
+} alloc_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NSK_ALLOC_INTERVALS);
+	__type(key, __u32);
+	__type(value, __u64);
+} intervals SEC(".maps");
+
+/* Sampled blocks still live: key (tgid << 64 is too wide) = address, value =
+ * tgid, checked on free. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, NSK_ALLOC_SAMPLED_LIVE);
+	__type(key, __u64);
+	__type(value, __u32);
+} sampled_live SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NSK_ALLOC_LOST_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+static __always_inline void count_lost(__u32 what)
+{
+	__u64 *v = bpf_map_lookup_elem(&lost, &what);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline __u64 wake_flags(void)
+{
+	if (bpf_ringbuf_query(&alloc_events, BPF_RB_AVAIL_DATA) >= wake_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline struct tstate *tstate_get(int create)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return bpf_task_storage_get(&tstates, t, 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+static __always_inline __u64 next_interval(void)
+{
+	__u32 i = bpf_get_prandom_u32() % NSK_ALLOC_INTERVALS;
+	__u64 *v = bpf_map_lookup_elem(&intervals, &i);
+
+	return v && *v ? *v : sample_bytes;
+}
+
+/* Weight of an allocation of size bytes under sampling, 0: not sampled. */
+static __always_inline __u64 sample_weight(struct tstate *st, __u64 size)
+{
+	__u64 n = 0;
+
+	if (size >= sample_bytes)
+		return size;
+	if (!st->sampler_init) {
+		st->until_sample = next_interval();
+		st->sampler_init = 1;
+	}
+	st->until_sample -= size;
+	/* Each sample point this block covers adds an interval's worth. */
+	for (int i = 0; i < 64 && st->until_sample <= 0; i++) {
+		st->until_sample += next_interval();
+		n++;
+	}
+	return n * sample_bytes;
+}
+
+static __always_inline __u64 mul_sat(__u64 a, __u64 b)
+{
+	__u64 lim;
+
+	if (!b)
+		return 0;
+	/* The barrier keeps clang from turning this into a 128-bit multiply
+	 * (__multi3), which BPF cannot call. */
+	lim = ~0ULL / b;
+	asm volatile("" : "+r"(lim));
+	if (a > lim)
+		return ~0ULL;
+	return a * b;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_enter, __u64 a0, __u64 a1, __u64 a2)
+{
+	__u32 tgid = nsk_cur_tgid();
+	struct tstate *st;
+	__u32 fn = bpf_get_attach_cookie(ctx);
+
+	if (!nsk_is_target(tgid))
+		return 0;
+	st = tstate_get(1);
+	if (!st)
+		return 0;
+	if (st->depth++ > 0)
+		return 0;
+	st->arg = 0;
+	switch (fn) {
+	case FN_CALLOC:
+		st->size = mul_sat(a0, a1);
+		break;
+	case FN_REALLOC:
+		st->arg = a0;
+		st->size = a1;
+		break;
+	case FN_REALLOCARRAY:
+		st->arg = a0;
+		st->size = mul_sat(a1, a2);
+		break;
+	case FN_ALIGNED_ALLOC:
+	case FN_MEMALIGN:
+		st->size = a1;
+		break;
+	case FN_POSIX_MEMALIGN:
+		st->arg = a0;
+		st->size = a2;
+		break;
+	case NSK_ALLOC_COOKIE_NEW:
+	case NSK_ALLOC_COOKIE_NEW_ALIGNED:
+		fn = FN_MALLOC;
+		st->size = a0;
+		break;
+	default: /* malloc, valloc, pvalloc */
+		st->size = a0;
+		break;
+	}
+	st->fn = fn;
+	return 0;
+}
+
+static __always_inline int emit_free(__u32 tgid, __u64 addr, __u64 size,
+				     __u32 fn)
+{
+	struct nsk_ev_free *e;
+
+	e = bpf_ringbuf_reserve(&alloc_events, sizeof(*e), 0);
+	if (!e) {
+		count_lost(NSK_ALLOC_LOST_RINGBUF);
+		return 0;
+	}
+	e->hdr.type = NSK_EV_FREE;
+	e->hdr.size = sizeof(*e);
+	e->time = bpf_ktime_get_ns();
+	e->pid = tgid;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->addr = addr;
+	e->size = size;
+	e->fn = fn;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, wake_flags());
+	return 0;
+}
+
+/* A block is released: record it unless sampling says nobody knows it. */
+static __always_inline int release(__u32 tgid, __u64 addr, __u32 fn)
+{
+	if (sample_bytes) {
+		__u32 *owner = bpf_map_lookup_elem(&sampled_live, &addr);
+
+		if (!owner || *owner != tgid)
+			return 0;
+		bpf_map_delete_elem(&sampled_live, &addr);
+	}
+	return emit_free(tgid, addr, 0, fn);
+}
+
+static __always_inline int emit_alloc(void *ctx, __u32 tgid, __u64 addr,
+				      __u64 size, __u64 old, __u64 weight,
+				      __u32 fn)
+{
+	struct nsk_ev_alloc *e;
+
+	e = bpf_ringbuf_reserve(&alloc_events, sizeof(*e), 0);
+	if (!e) {
+		count_lost(NSK_ALLOC_LOST_RINGBUF);
+		return 0;
+	}
+	e->hdr.type = NSK_EV_ALLOC;
+	e->hdr.size = sizeof(*e);
+	e->time = bpf_ktime_get_ns();
+	e->pid = tgid;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->addr = addr;
+	e->size = size;
+	e->old_addr = old;
+	e->weight = weight;
+	e->fn = fn;
+	e->stack_id = bpf_get_stackid(ctx, &alloc_stacks, BPF_F_USER_STACK);
+	if (e->stack_id < 0)
+		count_lost(NSK_ALLOC_LOST_STACK);
+	bpf_ringbuf_submit(e, wake_flags());
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_exit, __u64 rc)
+{
+	__u32 tgid = nsk_cur_tgid();
+	struct tstate *st;
+	__u64 addr = rc, weight, size, old = 0;
+	__u32 fn;
+
+	if (!nsk_is_target(tgid))
+		return 0;
+	st = tstate_get(0);
+	if (!st || st->depth == 0)
+		return 0; /* entered before the probes were attached */
+	if (--st->depth > 0)
+		return 0;
+	fn = st->fn;
+	size = st->size;
+	if (fn == FN_POSIX_MEMALIGN) {
+		addr = 0;
+		if ((int)rc == 0 && st->arg)
+			bpf_probe_read_user(&addr, sizeof(addr), (void *)st->arg);
+	} else if (fn == FN_REALLOC || fn == FN_REALLOCARRAY) {
+		/* The old block is gone if a new one came back, or if
+		 * realloc(p, 0) freed it; a failed realloc leaves it. */
+		if (st->arg && (addr || size == 0)) {
+			if (sample_bytes) {
+				release(tgid, st->arg, FN_REALLOC);
+			} else {
+				old = st->arg;
+			}
+		}
+		if (!addr && size == 0) {
+			if (old)
+				emit_free(tgid, old, 0, FN_REALLOC);
+			return 0; /* realloc(p, 0): a free, not an allocation */
+		}
+	}
+	weight = size;
+	if (sample_bytes) {
+		weight = addr ? sample_weight(st, size) : 0;
+		if (!weight)
+			return 0;
+		if (bpf_map_update_elem(&sampled_live, &addr, &tgid, BPF_ANY))
+			count_lost(NSK_ALLOC_LOST_SAMPLED);
+	}
+	return emit_alloc(ctx, tgid, addr, size, old, weight, fn);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(free_enter, __u64 ptr)
+{
+	__u32 tgid = nsk_cur_tgid();
+	struct tstate *st;
+
+	if (!ptr || !nsk_is_target(tgid))
+		return 0;
+	/* free() inside realloc() or inside another allocator call is part
+	 * of that call. */
+	st = tstate_get(0);
+	if (st && st->depth > 0)
+		return 0;
+	return release(tgid, ptr, FN_FREE);
+}
+
+/* ---- mmap, munmap, brk ----------------------------------------------------- */
+
+SEC("raw_tp/sys_enter")
+int alloc_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	long nr = ctx->args[1];
+	struct pt_regs *regs;
+	struct tstate *st;
+
+	if (nr != NR_MMAP && nr != NR_MUNMAP && nr != NR_BRK)
+		return 0;
+	if (!nsk_is_target(nsk_cur_tgid()))
+		return 0;
+	regs = (struct pt_regs *)ctx->args[0];
+	if (nr == NR_MMAP &&
+	    !(PT_REGS_PARM4_CORE_SYSCALL(regs) & MAP_ANONYMOUS_))
+		return 0;
+	st = tstate_get(1);
+	if (!st)
+		return 0;
+	st->sys_nr = nr;
+	st->sys_arg0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	st->sys_arg1 = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int alloc_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tgid = nsk_cur_tgid();
+	long ret = ctx->args[1];
+	struct tstate *st;
+	__u32 nr;
+
+	if (!nsk_is_target(tgid))
+		return 0;
+	st = tstate_get(0);
+	if (!st || !st->sys_nr)
+		return 0;
+	nr = st->sys_nr;
+	st->sys_nr = 0;
+	if (nr == NR_BRK) {
+		/* Always reported, so user space follows the break; weight 0
+		 * marks a move made by the allocator itself. */
+		return emit_alloc(ctx, tgid, ret, st->sys_arg0, 0,
+				  st->depth > 0 ? 0 : 1, FN_BRK);
+	}
+	if (st->depth > 0)
+		return 0; /* the allocator's own mapping */
+	if (nr == NR_MUNMAP) {
+		if (ret == 0)
+			emit_free(tgid, st->sys_arg0, st->sys_arg1, FN_MUNMAP);
+		return 0;
+	}
+	if (ret < 0 && ret > -4096)
+		ret = 0;
+	if (sample_bytes && ret) {
+		__u64 weight = sample_weight(st, st->sys_arg1);
+
+		if (!weight)
+			return 0;
+		return emit_alloc(ctx, tgid, ret, st->sys_arg1, 0, weight,
+				  FN_MMAP);
+	}
+	return emit_alloc(ctx, tgid, ret, st->sys_arg1, 0, st->sys_arg1,
+			  FN_MMAP);
+}

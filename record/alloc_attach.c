@@ -1,0 +1,497 @@
+/* Finding the allocator object of a process and attaching uprobes to it
+ * (see alloc_attach.h for the rules).
+ *
+ * Return probes are attached before entry probes: a uretprobe only arms
+ * itself when the function is entered after it exists, so an entry probe can
+ * never see a call whose return goes unseen, which would leave the thread's
+ * nesting depth stuck and hide its later allocations.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nusku/events/alloc.h"
+#include "nusku/format.h"
+#include "record/alloc_attach.h"
+
+struct probe_fn {
+	const char *name;
+	uint32_t cookie;
+};
+
+/* The malloc family, probed in the allocator object. */
+static const struct probe_fn alloc_fns[] = {
+	{ "malloc", NSK_ALLOC_MALLOC },
+	{ "calloc", NSK_ALLOC_CALLOC },
+	{ "realloc", NSK_ALLOC_REALLOC },
+	{ "reallocarray", NSK_ALLOC_REALLOCARRAY },
+	{ "aligned_alloc", NSK_ALLOC_ALIGNED_ALLOC },
+	{ "posix_memalign", NSK_ALLOC_POSIX_MEMALIGN },
+	{ "memalign", NSK_ALLOC_MEMALIGN },
+	{ "valloc", NSK_ALLOC_VALLOC },
+	{ "pvalloc", NSK_ALLOC_PVALLOC },
+};
+
+/* C++ operator new in all its forms (Itanium mangling, 64-bit size_t). */
+static const struct probe_fn new_fns[] = {
+	{ "_Znwm", NSK_ALLOC_COOKIE_NEW },
+	{ "_Znam", NSK_ALLOC_COOKIE_NEW },
+	{ "_ZnwmRKSt9nothrow_t", NSK_ALLOC_COOKIE_NEW },
+	{ "_ZnamRKSt9nothrow_t", NSK_ALLOC_COOKIE_NEW },
+	{ "_ZnwmSt11align_val_t", NSK_ALLOC_COOKIE_NEW_ALIGNED },
+	{ "_ZnamSt11align_val_t", NSK_ALLOC_COOKIE_NEW_ALIGNED },
+	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", NSK_ALLOC_COOKIE_NEW_ALIGNED },
+	{ "_ZnamSt11align_val_tRKSt9nothrow_t", NSK_ALLOC_COOKIE_NEW_ALIGNED },
+};
+
+#define N_ALLOC_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
+#define N_NEW_FNS (sizeof(new_fns) / sizeof(new_fns[0]))
+
+struct object {
+	dev_t dev;
+	ino_t ino;
+	unsigned int bits; /* NSK_ASYM_* probed in it */
+};
+
+struct nsk_alloc_attach {
+	struct nsk_alloc_progs progs;
+	struct object *objs; /* files already probed (or found useless) */
+	size_t nobjs, capobjs;
+	struct bpf_link **links;
+	size_t nlinks, caplinks;
+	char allocator[PATH_MAX];
+};
+
+int nsk_alloc_attach__new(const struct nsk_alloc_progs *progs,
+			  struct nsk_alloc_attach **out)
+{
+	struct nsk_alloc_attach *a;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->progs = *progs;
+	*out = a;
+	return 0;
+}
+
+void nsk_alloc_attach__free(struct nsk_alloc_attach *a)
+{
+	if (!a)
+		return;
+	/* Entry probes first, for the same reason they go in last. */
+	for (size_t i = a->nlinks; i-- > 0;)
+		bpf_link__destroy(a->links[i]);
+	free(a->links);
+	free(a->objs);
+	free(a);
+}
+
+unsigned int nsk_alloc_attach__count(const struct nsk_alloc_attach *a)
+{
+	return a ? (unsigned int)a->nlinks : 0;
+}
+
+const char *nsk_alloc_attach__allocator(const struct nsk_alloc_attach *a)
+{
+	return a->allocator;
+}
+
+static int is_defined_func(const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+	int bind = GELF_ST_BIND(sym->st_info);
+
+	return sym->st_shndx != SHN_UNDEF &&
+	       (type == STT_FUNC || type == STT_GNU_IFUNC) &&
+	       (bind == STB_GLOBAL || bind == STB_WEAK);
+}
+
+/* Bits of NSK_ASYM_* for the symbols of one symbol table. */
+static unsigned int scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	unsigned int bits = 0;
+	size_t n;
+
+	if (!data || !sh->sh_entsize)
+		return 0;
+	n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(data, (int)i, &sym) || !is_defined_func(&sym))
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name)
+			continue;
+		if (!strcmp(name, "malloc"))
+			bits |= NSK_ASYM_MALLOC;
+		else if (!strcmp(name, "_Znwm"))
+			bits |= NSK_ASYM_NEW;
+	}
+	return bits;
+}
+
+/* Reads the dynamic symbols, and the full symbol table of a file with no
+ * dynamic ones (a static executable). */
+static int elf_scan(const char *path, unsigned int *bits,
+		    char ***needed, size_t *nneeded)
+{
+	Elf *elf = NULL;
+	Elf_Scn *scn = NULL;
+	int fd, err = 0, have_dynsym = 0;
+	GElf_Shdr sh;
+
+	*bits = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_DYNSYM) {
+			have_dynsym = 1;
+			*bits |= scan_symtab(elf, scn, &sh);
+		} else if (sh.sh_type == SHT_DYNAMIC && needed) {
+			Elf_Data *data = elf_getdata(scn, NULL);
+			size_t n = data && sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+
+			for (size_t i = 0; i < n; i++) {
+				GElf_Dyn dyn;
+				const char *lib;
+				char **grown;
+
+				if (!gelf_getdyn(data, (int)i, &dyn) ||
+				    dyn.d_tag != DT_NEEDED)
+					continue;
+				lib = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+				grown = lib ? realloc(*needed, (*nneeded + 1) * sizeof(char *)) : NULL;
+				if (!grown)
+					continue;
+				*needed = grown;
+				grown[*nneeded] = strdup(lib);
+				if (grown[*nneeded])
+					(*nneeded)++;
+			}
+		}
+	}
+	if (!have_dynsym) {
+		scn = NULL;
+		while ((scn = elf_nextscn(elf, scn)))
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+				*bits |= scan_symtab(elf, scn, &sh);
+	}
+cleanup:
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+int nsk_alloc_attach__defines(const char *path)
+{
+	unsigned int bits;
+	int err = elf_scan(path, &bits, NULL, NULL);
+
+	return err ? err : (int)bits;
+}
+
+/* The record of a file, added on first sight; NULL when out of memory. */
+static struct object *object_get(struct nsk_alloc_attach *a, const struct stat *st)
+{
+	struct object *grown;
+
+	for (size_t i = 0; i < a->nobjs; i++)
+		if (a->objs[i].dev == st->st_dev && a->objs[i].ino == st->st_ino)
+			return &a->objs[i];
+	if (a->nobjs == a->capobjs) {
+		size_t cap = a->capobjs ? 2 * a->capobjs : 16;
+
+		grown = realloc(a->objs, cap * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		a->objs = grown;
+		a->capobjs = cap;
+	}
+	grown = &a->objs[a->nobjs++];
+	grown->dev = st->st_dev;
+	grown->ino = st->st_ino;
+	grown->bits = 0;
+	return grown;
+}
+
+static int add_link(struct nsk_alloc_attach *a, struct bpf_link *l)
+{
+	if (a->nlinks == a->caplinks) {
+		size_t cap = a->caplinks ? 2 * a->caplinks : 32;
+		struct bpf_link **grown = realloc(a->links, cap * sizeof(*grown));
+
+		if (!grown) {
+			bpf_link__destroy(l);
+			return -ENOMEM;
+		}
+		a->links = grown;
+		a->caplinks = cap;
+	}
+	a->links[a->nlinks++] = l;
+	return 0;
+}
+
+static int attach_one(struct nsk_alloc_attach *a, struct bpf_program *prog,
+		      const char *path, const struct probe_fn *fn, int ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = fn->name,
+		    .retprobe = ret, .bpf_cookie = fn->cookie);
+	struct bpf_link *l;
+
+	l = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &o);
+	if (!l)
+		return -errno;
+	return add_link(a, l);
+}
+
+/* Attach the functions of table fns that path defines; returns how many. */
+static int attach_set(struct nsk_alloc_attach *a, const char *path,
+		      const struct probe_fn *fns, size_t n, int with_free)
+{
+	int err, count = 0;
+
+	/* Returns first: see the top of this file. */
+	for (size_t i = 0; i < n; i++)
+		if (!attach_one(a, a->progs.exit, path, &fns[i], 1))
+			count++;
+	if (!count)
+		return -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		err = attach_one(a, a->progs.enter, path, &fns[i], 0);
+		if (err && err != -ENOENT && err != -ESRCH)
+			return err;
+	}
+	if (with_free) {
+		static const struct probe_fn free_fn = { "free", NSK_ALLOC_FREE };
+
+		err = attach_one(a, a->progs.free, path, &free_fn, 0);
+		if (err)
+			return err;
+	}
+	return count;
+}
+
+/* One candidate object of a process. */
+struct cand {
+	char path[PATH_MAX];
+	struct stat st;
+	unsigned int bits;
+	int is_exe;
+};
+
+static int is_libc(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+}
+
+/* Probe the candidates: the malloc family in the chosen allocator (the
+ * executable, else the first non-libc object defining malloc, else libc),
+ * operator new wherever it is defined. */
+static int attach_cands(struct nsk_alloc_attach *a, struct cand *c, size_t n)
+{
+	struct cand *alloc = NULL;
+	int err, attached = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!(c[i].bits & NSK_ASYM_MALLOC))
+			continue;
+		if (c[i].is_exe) {
+			alloc = &c[i];
+			break;
+		}
+		if (!alloc || (is_libc(alloc->path) && !is_libc(c[i].path)))
+			alloc = &c[i];
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct object *o = object_get(a, &c[i].st);
+
+		if (!o)
+			return -ENOMEM;
+		if (&c[i] == alloc && !(o->bits & NSK_ASYM_MALLOC)) {
+			o->bits |= NSK_ASYM_MALLOC;
+			err = attach_set(a, c[i].path, alloc_fns, N_ALLOC_FNS, 1);
+			if (err < 0)
+				return err;
+			snprintf(a->allocator, sizeof(a->allocator), "%s", c[i].path);
+			attached++;
+		}
+		if ((c[i].bits & NSK_ASYM_NEW) && !(o->bits & NSK_ASYM_NEW)) {
+			o->bits |= NSK_ASYM_NEW;
+			err = attach_set(a, c[i].path, new_fns, N_NEW_FNS, 0);
+			if (err < 0 && err != -ENOENT)
+				return err;
+			attached++;
+		}
+	}
+	return attached;
+}
+
+static int add_cand(struct cand **c, size_t *n, const char *path, int is_exe)
+{
+	struct cand *grown, *x;
+	struct stat st;
+	unsigned int bits;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	for (size_t i = 0; i < *n; i++)
+		if ((*c)[i].st.st_dev == st.st_dev && (*c)[i].st.st_ino == st.st_ino)
+			return 0;
+	if (elf_scan(path, &bits, NULL, NULL) || !bits)
+		return 0;
+	grown = realloc(*c, (*n + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	*c = grown;
+	x = &grown[(*n)++];
+	snprintf(x->path, sizeof(x->path), "%s", path);
+	x->st = st;
+	x->bits = bits;
+	x->is_exe = is_exe;
+	return 0;
+}
+
+int nsk_alloc_attach__process(struct nsk_alloc_attach *a, uint32_t pid)
+{
+	char mpath[64], line[PATH_MAX + 256], exe[PATH_MAX];
+	struct cand *c = NULL;
+	size_t n = 0;
+	ssize_t len;
+	FILE *f;
+	int err = 0;
+
+	snprintf(mpath, sizeof(mpath), "/proc/%u/exe", pid);
+	len = readlink(mpath, exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = '\0';
+	snprintf(mpath, sizeof(mpath), "/proc/%u/maps", pid);
+	f = fopen(mpath, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8], *path;
+		unsigned long long lo, hi;
+		int off = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &lo, &hi, perms, &off) < 3 ||
+		    !off || perms[2] != 'x')
+			continue;
+		path = line + off;
+		path[strcspn(path, "\n")] = '\0';
+		if (path[0] != '/' || strstr(path, " (deleted)"))
+			continue;
+		/* Through /proc/PID/root, so a process in another mount
+		 * namespace is probed in its own file. */
+		{
+			char full[PATH_MAX + 64];
+
+			snprintf(full, sizeof(full), "/proc/%u/root%s", pid, path);
+			err = add_cand(&c, &n, full, !strcmp(path, exe));
+		}
+		if (err)
+			goto cleanup;
+	}
+	err = attach_cands(a, c, n);
+cleanup:
+	fclose(f);
+	free(c);
+	return err;
+}
+
+/* The file a DT_NEEDED name resolves to, in the usual places. */
+static int find_lib(const char *name, const char *runpath, char *out, size_t outlen)
+{
+	static const char *const dirs[] = {
+		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+		"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+		"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
+	};
+	const char *env = getenv("LD_LIBRARY_PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(name, '/')) {
+		snprintf(out, outlen, "%s", name);
+		return access(out, R_OK) ? -ENOENT : 0;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		const char *list = pass == 0 ? env : runpath;
+
+		while (list && *list) {
+			size_t l = strcspn(list, ":");
+
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)l, list, name);
+			if (!access(buf, R_OK)) {
+				snprintf(out, outlen, "%s", buf);
+				return 0;
+			}
+			list += l + (list[l] == ':');
+		}
+	}
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s/%s", dirs[i], name);
+		if (!access(buf, R_OK)) {
+			snprintf(out, outlen, "%s", buf);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int nsk_alloc_attach__program(struct nsk_alloc_attach *a, const char *path)
+{
+	char **needed = NULL, lib[PATH_MAX];
+	const char *preload = getenv("LD_PRELOAD");
+	struct cand *c = NULL;
+	size_t nneeded = 0, n = 0;
+	unsigned int bits;
+	int err;
+
+	err = elf_scan(path, &bits, &needed, &nneeded);
+	if (err)
+		goto cleanup;
+	err = add_cand(&c, &n, path, 1);
+	/* LD_PRELOAD objects come before the executable's libraries. */
+	while (!err && preload && *preload) {
+		size_t l = strcspn(preload, ": ");
+		char name[PATH_MAX];
+
+		snprintf(name, sizeof(name), "%.*s", (int)l, preload);
+		if (l && !find_lib(name, NULL, lib, sizeof(lib)))
+			err = add_cand(&c, &n, lib, 0);
+		preload += l + (preload[l] != '\0');
+	}
+	for (size_t i = 0; !err && i < nneeded; i++)
+		if (!find_lib(needed[i], NULL, lib, sizeof(lib)))
+			err = add_cand(&c, &n, lib, 0);
+	if (!err)
+		err = attach_cands(a, c, n);
+cleanup:
+	for (size_t i = 0; i < nneeded; i++)
+		free(needed[i]);
+	free(needed);
+	free(c);
+	return err;
+}

@@ -1,0 +1,56 @@
+/* Finding the allocator a process uses and attaching uprobes to it.
+ *
+ * The allocator is the object that defines `malloc` in its ELF symbols among
+ * the objects a process maps: the executable itself when it is statically
+ * linked or defines its own malloc, else a preloaded or linked allocator
+ * (jemalloc, tcmalloc, ...), else libc.  The malloc family and free are
+ * probed there; C++ operator new is probed in every object that defines it
+ * (libstdc++, or an allocator that replaces it), so the call site of `new`
+ * is the recorded frame; operator delete is not probed, it ends in free().
+ *
+ * Probes are attached to the file with pid -1 (the BPF side filters by the
+ * shared target map), once per file (device + inode), so children and other
+ * targets mapping the same file are covered by the same probes.
+ */
+#ifndef NUSKU_RECORD_ALLOC_ATTACH_H
+#define NUSKU_RECORD_ALLOC_ATTACH_H
+
+#include <stdint.h>
+#include <bpf/libbpf.h>
+
+struct nsk_alloc_attach;
+
+struct nsk_alloc_progs {
+	struct bpf_program *enter; /* uprobe, cookie = function */
+	struct bpf_program *exit;  /* uretprobe, cookie = function */
+	struct bpf_program *free;  /* uprobe on free */
+};
+
+int nsk_alloc_attach__new(const struct nsk_alloc_progs *progs,
+			  struct nsk_alloc_attach **out);
+
+/* Attach to the allocator objects process pid maps now (/proc/PID/maps).
+ * Returns the number of objects newly attached, or a negative errno. */
+int nsk_alloc_attach__process(struct nsk_alloc_attach *a, uint32_t pid);
+
+/* Before a launched program execs: attach to the objects it will map, found
+ * from its ELF file (the executable, LD_PRELOAD, its DT_NEEDED libraries in
+ * the usual directories), so its first allocation is seen. */
+int nsk_alloc_attach__program(struct nsk_alloc_attach *a, const char *path);
+
+/* Number of uprobes attached so far. */
+unsigned int nsk_alloc_attach__count(const struct nsk_alloc_attach *a);
+
+/* Which file holds the malloc family ("" before any attach). */
+const char *nsk_alloc_attach__allocator(const struct nsk_alloc_attach *a);
+
+/* Detach everything and free; NULL is fine. */
+void nsk_alloc_attach__free(struct nsk_alloc_attach *a);
+
+/* Symbols an ELF file defines among those we probe (a bit per NSK_ASYM_*);
+ * negative errno when the file cannot be read as ELF. */
+#define NSK_ASYM_MALLOC (1u << 0)
+#define NSK_ASYM_NEW (1u << 1)
+int nsk_alloc_attach__defines(const char *path);
+
+#endif
