@@ -1,0 +1,424 @@
+/* The allocation signal, user half: loads bpf/alloc.bpf.c, attaches it to
+ * the allocator of every target (record/alloc_attach.c) and turns its ring
+ * buffer records into NSK_REC_ALLOC and NSK_REC_FREE.
+ *
+ * Stacks come from a BPF stack map: the record carries the map id and the
+ * stack is read and interned once per (process, id).  Ids are never reused
+ * in the map (no BPF_F_REUSE_STACKID), so the cache stays true; a hash
+ * collision shows up in the kernel as a lost stack, counted.
+ *
+ * mmap/munmap come from raw_tp sys_enter/sys_exit filtered by syscall number
+ * (no tracefs, no uprobes on libc wrappers, covers direct syscalls too); only
+ * anonymous mappings made outside the allocator count.  brk is followed per
+ * process: a move of the break by the program itself (not by malloc) is an
+ * allocation of the bytes it adds, or a release of the range it drops.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "alloc.skel.h"
+#include "nusku/events/alloc.h"
+#include "nusku/format.h"
+#include "record/alloc_attach.h"
+#include "record/session.h"
+
+struct stack_slot {
+	uint64_t key; /* pid << 32 | map id; 0 empty */
+	uint64_t id;  /* session stack id */
+};
+
+struct brk_slot {
+	uint32_t pid;
+	uint64_t brk;
+};
+
+struct alloc_state {
+	struct nsk_session *s;
+	struct alloc_bpf *skel;
+	struct nsk_alloc_attach *attach;
+	struct bpf_link *sys_enter, *sys_exit;
+	int stacks_fd;
+	struct stack_slot *slots; /* open addressing, power of two */
+	size_t nslots, used;
+	struct brk_slot *brks;
+	size_t nbrks;
+	uint64_t lost_seen[NSK_ALLOC_LOST_MAX];
+	char allocator[4096]; /* last one written as META */
+	int err;	      /* first error in the ring-buffer callback */
+};
+
+static const char *const lost_names[NSK_ALLOC_LOST_MAX] = {
+	"alloc.ringbuf", "alloc.stack", "alloc.sampled_live",
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static int cache_grow(struct alloc_state *st)
+{
+	size_t n = st->nslots ? 2 * st->nslots : 1024;
+	struct stack_slot *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->nslots; i++) {
+		size_t j;
+
+		if (!st->slots[i].key)
+			continue;
+		for (j = mix(st->slots[i].key) & (n - 1); s[j].key; j = (j + 1) & (n - 1))
+			;
+		s[j] = st->slots[i];
+	}
+	free(st->slots);
+	st->slots = s;
+	st->nslots = n;
+	return 0;
+}
+
+/* The session stack id of map stack id sid in process pid; 0 if none. */
+static uint64_t stack_of(struct alloc_state *st, uint32_t pid, int32_t sid)
+{
+	uint64_t key = ((uint64_t)pid << 32) | (uint32_t)sid | (1ULL << 63);
+	uint64_t ips[NSK_MAX_STACK_DEPTH];
+	uint32_t n = 0, id32 = (uint32_t)sid;
+	size_t j;
+
+	if (sid < 0)
+		return 0;
+	if (st->used * 2 >= st->nslots && cache_grow(st))
+		return 0;
+	for (j = mix(key) & (st->nslots - 1); st->slots[j].key; j = (j + 1) & (st->nslots - 1))
+		if (st->slots[j].key == key)
+			return st->slots[j].id;
+	memset(ips, 0, sizeof(ips));
+	if (bpf_map_lookup_elem(st->stacks_fd, &id32, ips))
+		return 0;
+	while (n < NSK_MAX_STACK_DEPTH && ips[n])
+		n++;
+	st->slots[j].key = key;
+	st->slots[j].id = nsk_session__stack(st->s, pid, NULL, 0, ips, n,
+					     NSK_STACK_UNWIND_FP |
+					     (n == NSK_MAX_STACK_DEPTH ? NSK_STACK_TRUNCATED : 0));
+	st->used++;
+	return st->slots[j].id;
+}
+
+static struct brk_slot *brk_of(struct alloc_state *st, uint32_t pid)
+{
+	struct brk_slot *b;
+
+	for (size_t i = 0; i < st->nbrks; i++)
+		if (st->brks[i].pid == pid)
+			return &st->brks[i];
+	b = realloc(st->brks, (st->nbrks + 1) * sizeof(*b));
+	if (!b)
+		return NULL;
+	st->brks = b;
+	b = &b[st->nbrks++];
+	b->pid = pid;
+	b->brk = 0;
+	return b;
+}
+
+static int emit_free(struct alloc_state *st, uint64_t time, uint32_t pid,
+		     uint32_t tid, uint64_t addr, uint64_t size, uint32_t fn)
+{
+	struct nsk_record r = { .type = NSK_REC_FREE };
+
+	r.free.time = time;
+	r.free.pid = pid;
+	r.free.tid = tid;
+	r.free.addr = addr;
+	r.free.size = size;
+	r.free.fn = fn;
+	return nsk_session__emit(st->s, &r);
+}
+
+/* The program moved its break: growth is an allocation of the new bytes,
+ * shrinking releases the top range.  Moves by malloc only update the break. */
+static int on_brk(struct alloc_state *st, const struct nsk_ev_alloc *e,
+		  struct nsk_record *r)
+{
+	struct brk_slot *b = brk_of(st, e->pid);
+	uint64_t old;
+
+	if (!b || (int64_t)e->addr <= 0)
+		return 0;
+	old = b->brk;
+	b->brk = e->addr;
+	if (!e->weight || !old || e->addr == old)
+		return 0;
+	if (e->addr < old)
+		return emit_free(st, e->time, e->pid, e->tid, e->addr,
+				 old - e->addr, NSK_ALLOC_BRK);
+	r->alloc.addr = old;
+	r->alloc.size = r->alloc.weight = e->addr - old;
+	r->alloc.stack_id = stack_of(st, e->pid, e->stack_id);
+	return nsk_session__emit(st->s, r);
+}
+
+static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e)
+{
+	struct nsk_record r = { .type = NSK_REC_ALLOC };
+	int err;
+
+	r.alloc.time = e->time;
+	r.alloc.pid = e->pid;
+	r.alloc.tid = e->tid;
+	r.alloc.fn = e->fn;
+	if (e->fn == NSK_ALLOC_BRK)
+		return on_brk(st, e, &r);
+	if (e->old_addr) {
+		err = emit_free(st, e->time, e->pid, e->tid, e->old_addr, 0,
+				NSK_ALLOC_REALLOC);
+		if (err)
+			return err;
+	}
+	r.alloc.addr = e->addr;
+	r.alloc.size = e->size;
+	r.alloc.weight = e->weight;
+	r.alloc.stack_id = stack_of(st, e->pid, e->stack_id);
+	return nsk_session__emit(st->s, &r);
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct alloc_state *st = ctx;
+	const struct nsk_ev_header *h = data;
+	int err = 0;
+
+	if (len < sizeof(*h))
+		return 0;
+	if (h->type == NSK_EV_ALLOC && len >= sizeof(struct nsk_ev_alloc)) {
+		err = on_alloc(st, data);
+	} else if (h->type == NSK_EV_FREE && len >= sizeof(struct nsk_ev_free)) {
+		const struct nsk_ev_free *f = data;
+
+		err = emit_free(st, f->time, f->pid, f->tid, f->addr, f->size, f->fn);
+	}
+	if (err && !st->err)
+		st->err = err;
+	return 0; /* keep draining: an error is reported by poll */
+}
+
+/* Exponential intervals with mean bytes (inverse transform), so sample
+ * points form a Poisson process over allocated bytes. */
+static int fill_intervals(struct alloc_state *st, uint64_t bytes)
+{
+	int fd = bpf_map__fd(st->skel->maps.intervals);
+	unsigned short seed[3];
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	seed[0] = (unsigned short)ts.tv_nsec;
+	seed[1] = (unsigned short)(ts.tv_nsec >> 16);
+	seed[2] = (unsigned short)getpid();
+	for (uint32_t i = 0; i < NSK_ALLOC_INTERVALS; i++) {
+		double u = 1.0 - erand48(seed); /* (0, 1] */
+		double v = -log(u) * (double)bytes;
+		uint64_t iv = v < 1.0 ? 1 : v > 1e18 ? (uint64_t)1e18 : (uint64_t)v;
+
+		if (bpf_map_update_elem(fd, &i, &iv, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static int write_meta(struct alloc_state *st, const char *key, const char *value)
+{
+	struct nsk_record r = { .type = NSK_REC_META };
+
+	r.meta.key.data = (const uint8_t *)key;
+	r.meta.key.len = (uint32_t)strlen(key);
+	r.meta.value.data = (const uint8_t *)value;
+	r.meta.value.len = (uint32_t)strlen(value);
+	return nsk_session__emit(st->s, &r);
+}
+
+/* Says which file holds the allocator, once per new one: the report skips
+ * its frames to find the call site. */
+static int note_allocator(struct alloc_state *st)
+{
+	const char *path = nsk_alloc_attach__allocator(st->attach);
+	const char *root;
+
+	/* /proc/PID/root/lib/... -> /lib/... */
+	if (!strncmp(path, "/proc/", 6) && (root = strstr(path, "/root/")))
+		path = root + 5;
+	if (!*path || !strcmp(path, st->allocator))
+		return 0;
+	snprintf(st->allocator, sizeof(st->allocator), "%s", path);
+	return write_meta(st, "alloc.allocator", path);
+}
+
+/* argv[0] as execvp would find it. */
+static int resolve_program(const char *arg, char *out, size_t outlen)
+{
+	const char *p = getenv("PATH");
+
+	if (strchr(arg, '/')) {
+		snprintf(out, outlen, "%s", arg);
+		return 0;
+	}
+	while (p && *p) {
+		size_t l = strcspn(p, ":");
+
+		snprintf(out, outlen, "%.*s/%s", (int)l, p, arg);
+		if (!access(out, X_OK))
+			return 0;
+		p += l + (p[l] == ':');
+	}
+	return -ENOENT;
+}
+
+static void alloc_stop(void *state)
+{
+	struct alloc_state *st = state;
+
+	if (!st)
+		return;
+	nsk_alloc_attach__free(st->attach);
+	bpf_link__destroy(st->sys_enter);
+	bpf_link__destroy(st->sys_exit);
+	alloc_bpf__destroy(st->skel);
+	free(st->slots);
+	free(st->brks);
+	free(st);
+}
+
+static int alloc_start(struct nsk_session *s, void **state)
+{
+	const struct nsk_record_opts *o = nsk_session__opts(s);
+	struct nsk_alloc_progs progs;
+	struct alloc_state *st;
+	char path[4096], buf[32];
+	int err;
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->s = s;
+	st->skel = alloc_bpf__open();
+	if (!st->skel) {
+		err = -errno;
+		goto cleanup;
+	}
+	st->skel->rodata->sample_bytes = o->alloc_sample_bytes;
+	st->skel->rodata->wake_bytes = bpf_map__max_entries(st->skel->maps.alloc_events) / 4;
+	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets, nsk_session__targets_fd(s));
+	if (err)
+		goto cleanup;
+	err = alloc_bpf__load(st->skel);
+	if (err)
+		goto cleanup;
+	st->stacks_fd = bpf_map__fd(st->skel->maps.alloc_stacks);
+	if (o->alloc_sample_bytes) {
+		err = fill_intervals(st, o->alloc_sample_bytes);
+		if (err)
+			goto cleanup;
+	}
+	st->sys_enter = bpf_program__attach(st->skel->progs.alloc_sys_enter);
+	st->sys_exit = st->sys_enter ? bpf_program__attach(st->skel->progs.alloc_sys_exit) : NULL;
+	if (!st->sys_exit) {
+		err = -errno;
+		goto cleanup;
+	}
+	progs.enter = st->skel->progs.alloc_enter;
+	progs.exit = st->skel->progs.alloc_exit;
+	progs.free = st->skel->progs.free_enter;
+	err = nsk_alloc_attach__new(&progs, &st->attach);
+	if (err)
+		goto cleanup;
+	err = nsk_session__add_ringbuf(s, bpf_map__fd(st->skel->maps.alloc_events),
+				       on_event, st);
+	if (err)
+		goto cleanup;
+	/* A launched program is probed before it execs, from its ELF file,
+	 * so its first allocation is seen; on_process adds what it maps. */
+	if (o->pid > 0)
+		err = nsk_alloc_attach__process(st->attach, (uint32_t)o->pid);
+	else if (o->argv && o->argv[0] && !resolve_program(o->argv[0], path, sizeof(path)))
+		err = nsk_alloc_attach__program(st->attach, path);
+	if (err < 0)
+		goto cleanup;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->alloc_sample_bytes);
+	err = write_meta(st, "alloc.sample_bytes", buf);
+	if (!err)
+		err = note_allocator(st);
+	if (err)
+		goto cleanup;
+	*state = st;
+	return 0;
+cleanup:
+	alloc_stop(st);
+	return err;
+}
+
+static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
+{
+	struct alloc_state *st = state;
+	int err;
+
+	/* An exec may reuse stack map ids for other code. */
+	memset(st->slots, 0, st->nslots * sizeof(*st->slots));
+	st->used = 0;
+	for (size_t i = 0; i < st->nbrks; i++)
+		if (st->brks[i].pid == pid)
+			st->brks[i].brk = 0;
+	err = nsk_alloc_attach__process(st->attach, pid);
+	if (err == -ENOENT || err == -ESRCH)
+		return 0; /* already gone */
+	if (err < 0)
+		return err;
+	return note_allocator(st);
+}
+
+static int alloc_poll(struct nsk_session *s, void *state, int final)
+{
+	struct alloc_state *st = state;
+	int fd = bpf_map__fd(st->skel->maps.lost);
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *v;
+	int err = st->err;
+
+	st->err = 0;
+	if (ncpu <= 0)
+		return err;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < NSK_ALLOC_LOST_MAX; k++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(fd, &k, v))
+			continue;
+		for (int i = 0; i < ncpu; i++)
+			sum += v[i];
+		if (sum > st->lost_seen[k])
+			nsk_session__lost(s, lost_names[k], sum - st->lost_seen[k]);
+		st->lost_seen[k] = sum;
+	}
+	free(v);
+	return err;
+}
+
+const struct nsk_signal nsk_signal_alloc = {
+	.name = "alloc",
+	.start = alloc_start,
+	.poll = alloc_poll,
+	.on_process = alloc_on_process,
+	.stop = alloc_stop,
+};
