@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Off-CPU intervals of target threads, from the scheduler's tracepoints.
+ *
+ * sched_switch, switch-out of a target thread: note the time, the state
+ * (sleeping, uninterruptible, preempted), the syscall in progress and its
+ * first argument (read from the task's saved user registers), and walk the
+ * user stack now: it can only be walked in the thread's own context.
+ *
+ * sched_waking, in the waker's context (sched_wakeup may run on the wakee's
+ * CPU from an IPI, where current is not the waker): note the waker, and walk
+ * its stacks when the wait is already past the threshold.  A wakeup from an
+ * interrupt (a timer) runs in whatever task was current; user space tells
+ * those apart by the interrupt frames on the waker's kernel stack (this
+ * kernel exports no per-CPU data symbols, so preempt_count is out of reach).
+ *
+ * sched_switch, switch-in of a target thread: if the interval reaches
+ * min_block_ns, walk the kernel stack of the still-sleeping thread (it is
+ * the stack it blocked in) with bpf_get_task_stack and emit one record.  So
+ * the kernel walk, the waker's walks and the ring-buffer copy are paid only
+ * for intervals that are kept; short ones cost a map update and the user
+ * walk.
+ *
+ * Cost control: the target filter and the threshold are applied here; the
+ * consumer is never woken per record (only past half a ring buffer); drops
+ * are counted per CPU and drained by record/offcpu.c as losses.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "target.bpf.h"
+#include <nusku/events/offcpu.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u64 min_block_ns = 10000;
+const volatile __u32 kernel_stacks = 1;
+const volatile __u64 wake_bytes = 1 << 20; /* wake the consumer past this */
+
+#define TASK_DEAD_BIT 0x80
+
+/* What is known about a thread between its switch-out and switch-in. */
+struct nsk_offcpu_pending {
+	__u64 start_ns; /* 0: not off CPU (or already emitted) */
+	__u64 arg0;
+	__u32 pid;
+	__u32 state;
+	__u32 flags;
+	__u32 syscall;
+	__u32 nuser;
+	__u32 waker_pid;
+	__u32 waker_tid;
+	__u32 nwaker_kernel;
+	__u32 nwaker_user;
+	__u32 pad;
+	char waker_comm[NSK_COMM_LEN];
+	__u64 user[NSK_OFFCPU_MAX_DEPTH];
+	__u64 waker_kernel[NSK_OFFCPU_MAX_DEPTH];
+	__u64 waker_user[NSK_OFFCPU_MAX_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096); /* resized from user space before load */
+	__type(key, __u32);	   /* tid */
+	__type(value, struct nsk_offcpu_pending);
+} offcpu_pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} offcpu_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nsk_ev_offcpu);
+} offcpu_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NSK_OFFCPU_DROP_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} offcpu_drops SEC(".maps");
+
+/* Source of zeroes for a new pending entry (too big for the BPF stack). */
+static const struct nsk_offcpu_pending zero_pending;
+
+static __always_inline void count_drop(__u32 idx)
+{
+	__u64 *n = bpf_map_lookup_elem(&offcpu_drops, &idx);
+
+	if (n)
+		(*n)++;
+}
+
+/* The syscall the task is in and its first argument, from the registers
+ * saved at kernel entry; orig_ax is -1 for interrupts and exceptions. */
+static __always_inline void read_syscall(struct task_struct *t, __u32 *nr,
+					 __u64 *arg0)
+{
+	*nr = NSK_OFFCPU_NO_SYSCALL;
+	*arg0 = 0;
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	long ax;
+
+	if (!regs)
+		return;
+	ax = BPF_CORE_READ(regs, orig_ax);
+	if (ax < 0 || ax > 4095)
+		return;
+	*nr = (__u32)ax;
+	*arg0 = BPF_CORE_READ(regs, di);
+#endif
+}
+
+static __always_inline void switch_out(void *ctx, struct task_struct *prev,
+				       unsigned int prev_state, int preempt,
+				       __u64 now)
+{
+	struct nsk_offcpu_pending *p;
+	__u32 tid = prev->pid;
+	long n;
+
+	p = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	if (!p) {
+		bpf_map_update_elem(&offcpu_pending, &tid, &zero_pending,
+				    BPF_NOEXIST);
+		p = bpf_map_lookup_elem(&offcpu_pending, &tid);
+		if (!p) {
+			count_drop(NSK_OFFCPU_DROP_TIDS);
+			return;
+		}
+	}
+	p->start_ns = now;
+	p->pid = prev->tgid;
+	p->state = prev_state;
+	p->flags = preempt ? NSK_OFFCPU_F_PREEMPT : 0;
+	read_syscall(prev, &p->syscall, &p->arg0);
+	p->waker_pid = 0;
+	p->waker_tid = 0;
+	p->nwaker_kernel = 0;
+	p->nwaker_user = 0;
+	n = bpf_get_stack(ctx, p->user, sizeof(p->user), BPF_F_USER_STACK);
+	if (n < 0) {
+		p->flags |= NSK_OFFCPU_F_USTACK_ERR;
+		n = 0;
+	}
+	p->nuser = (__u64)n / 8;
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	struct nsk_offcpu_pending *p;
+	struct nsk_ev_offcpu *ev;
+	__u32 tid = next->pid, zero = 0;
+	__u32 nk = 0, nu, nwk, nwu, off;
+	__u64 size, flags = BPF_RB_NO_WAKEUP;
+	long n;
+
+	p = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	if (!p || !p->start_ns)
+		return;
+	if (now - p->start_ns < min_block_ns) {
+		p->start_ns = 0;
+		return;
+	}
+	ev = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!ev)
+		return;
+	ev->hdr.type = NSK_EV_OFFCPU;
+	ev->start_ns = p->start_ns;
+	ev->duration_ns = now - p->start_ns;
+	ev->arg0 = p->arg0;
+	ev->pid = p->pid;
+	ev->tid = tid;
+	ev->state = p->state;
+	ev->flags = p->flags;
+	ev->syscall = p->syscall;
+	ev->waker_pid = p->waker_pid;
+	ev->waker_tid = p->waker_tid;
+	__builtin_memcpy(ev->waker_comm, p->waker_comm, NSK_COMM_LEN);
+	p->start_ns = 0;
+
+	if (kernel_stacks) {
+		n = bpf_get_task_stack(next, ev->ips,
+				       NSK_OFFCPU_MAX_DEPTH * 8, 0);
+		if (n < 0)
+			ev->flags |= NSK_OFFCPU_F_KSTACK_ERR;
+		else
+			nk = (__u64)n / 8;
+	}
+	if (nk > NSK_OFFCPU_MAX_DEPTH)
+		nk = NSK_OFFCPU_MAX_DEPTH;
+	nu = p->nuser;
+	if (nu > NSK_OFFCPU_MAX_DEPTH)
+		nu = NSK_OFFCPU_MAX_DEPTH;
+	nwk = p->nwaker_kernel;
+	if (nwk > NSK_OFFCPU_MAX_DEPTH)
+		nwk = NSK_OFFCPU_MAX_DEPTH;
+	nwu = p->nwaker_user;
+	if (nwu > NSK_OFFCPU_MAX_DEPTH)
+		nwu = NSK_OFFCPU_MAX_DEPTH;
+
+	off = nk;
+	if (nu)
+		bpf_probe_read_kernel(&ev->ips[off], nu * 8, p->user);
+	off += nu;
+	if (off > 2 * NSK_OFFCPU_MAX_DEPTH)
+		return;
+	if (nwk)
+		bpf_probe_read_kernel(&ev->ips[off], nwk * 8, p->waker_kernel);
+	off += nwk;
+	if (off > 3 * NSK_OFFCPU_MAX_DEPTH)
+		return;
+	if (nwu)
+		bpf_probe_read_kernel(&ev->ips[off], nwu * 8, p->waker_user);
+	off += nwu;
+	ev->nkernel = nk;
+	ev->nuser = nu;
+	ev->nwaker_kernel = nwk;
+	ev->nwaker_user = nwu;
+
+	size = sizeof(*ev) - sizeof(ev->ips) + (__u64)off * 8;
+	if (size > sizeof(*ev))
+		return;
+	ev->hdr.size = size;
+	if (bpf_ringbuf_query(&offcpu_events, BPF_RB_AVAIL_DATA) >= wake_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&offcpu_events, ev, size, flags))
+		count_drop(NSK_OFFCPU_DROP_RINGBUF);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(nsk_offcpu_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 ptid = prev->pid;
+
+	if (ptid && nsk_is_target(prev->tgid)) {
+		if (prev_state & TASK_DEAD_BIT) {
+			/* It will not run again: free its slot. */
+			bpf_map_delete_elem(&offcpu_pending, &ptid);
+		} else {
+			switch_out(ctx, prev, prev_state, preempt, now);
+		}
+	}
+	if (next->pid)
+		switch_in(next, now);
+	return 0;
+}
+
+static __always_inline int on_waking(void *ctx, struct task_struct *t)
+{
+	struct nsk_offcpu_pending *p;
+	__u32 tid = t->pid;
+	__u64 id, now;
+	long n;
+
+	p = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	if (!p || !p->start_ns)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	p->waker_pid = id >> 32;
+	p->waker_tid = (__u32)id;
+	bpf_get_current_comm(p->waker_comm, sizeof(p->waker_comm));
+	p->flags |= NSK_OFFCPU_F_WAKER;
+	now = bpf_ktime_get_ns();
+	/* The waker's stacks only for a wait that will be kept. */
+	if (now - p->start_ns < min_block_ns)
+		return 0;
+	if (kernel_stacks) {
+		n = bpf_get_stack(ctx, p->waker_kernel, sizeof(p->waker_kernel), 0);
+		p->nwaker_kernel = n > 0 ? (__u64)n / 8 : 0;
+	}
+	if (id >> 32) {
+		n = bpf_get_stack(ctx, p->waker_user, sizeof(p->waker_user),
+				  BPF_F_USER_STACK);
+		p->nwaker_user = n > 0 ? (__u64)n / 8 : 0;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(nsk_offcpu_waking, struct task_struct *t)
+{
+	return on_waking(ctx, t);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(nsk_offcpu_wakeup_new, struct task_struct *t)
+{
+	return on_waking(ctx, t);
+}
