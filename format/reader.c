@@ -247,6 +247,12 @@ static int at_end(struct nsk_reader *r, int rc)
 		return rc;
 	if (r->opts.follow && !r->stats.ended)
 		return -EAGAIN;
+	if (r->opts.follow) {
+		/* END was read and the writer may still be writing its index:
+		 * what follows END is no loss, so no truncation to report. */
+		r->done = 1;
+		return 0;
+	}
 	if (r->skipping) {
 		r->pos = r->len;
 		end_skip(r, here(r));

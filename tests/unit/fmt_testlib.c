@@ -375,3 +375,38 @@ int rec__equal(const struct nsk_record *a, const struct nsk_record *b,
 	}
 	return 1;
 }
+
+size_t fmt__header(uint8_t *out, unsigned major, unsigned minor,
+		   uint64_t compat, uint64_t incompat)
+{
+	memset(out, 0, NSK_FH_SIZE);
+	memcpy(out, NSK_MAGIC, NSK_MAGIC_LEN);
+	nsk_put16(out + NSK_FH_OFF_MAJOR, (uint16_t)major);
+	nsk_put16(out + NSK_FH_OFF_MINOR, (uint16_t)minor);
+	nsk_put32(out + NSK_FH_OFF_LEN, NSK_FH_SIZE);
+	nsk_put64(out + NSK_FH_OFF_COMPAT, compat);
+	nsk_put64(out + NSK_FH_OFF_INCOMPAT, incompat);
+	nsk_put64(out + NSK_FH_OFF_ID, 0xabcdef);
+	nsk_put32(out + NSK_FH_OFF_CRC, nsk_crc32c(0, out, NSK_FH_OFF_CRC));
+	return NSK_FH_SIZE;
+}
+
+size_t fmt__chunk(uint8_t *out, unsigned type, unsigned codec, uint64_t seq,
+		  uint64_t base, const void *payload, size_t len, uint32_t records)
+{
+	memset(out, 0, NSK_CH_SIZE);
+	memcpy(out, NSK_SYNC, NSK_SYNC_LEN);
+	nsk_put16(out + NSK_CH_OFF_TYPE, (uint16_t)type);
+	nsk_put16(out + NSK_CH_OFF_CODEC, (uint16_t)codec);
+	nsk_put32(out + NSK_CH_OFF_STORED, (uint32_t)len);
+	nsk_put32(out + NSK_CH_OFF_RAW, (uint32_t)len);
+	nsk_put32(out + NSK_CH_OFF_RECORDS, records);
+	nsk_put64(out + NSK_CH_OFF_SEQ, seq);
+	nsk_put64(out + NSK_CH_OFF_BASE, base);
+	nsk_put64(out + NSK_CH_OFF_FIRST, base);
+	nsk_put64(out + NSK_CH_OFF_LAST, base);
+	memcpy(out + NSK_CH_SIZE, payload, len);
+	nsk_put32(out + NSK_CH_OFF_PCRC, nsk_crc32c(0, payload, len));
+	nsk_put32(out + NSK_CH_OFF_HCRC, nsk_crc32c(0, out, NSK_CH_OFF_HCRC));
+	return NSK_CH_SIZE + len;
+}

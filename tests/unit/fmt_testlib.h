@@ -56,4 +56,11 @@ void gen__sample(struct rng *r, uint64_t i, struct nsk_record *rec);
 int rec__equal(const struct nsk_record *a, const struct nsk_record *b,
 	       char *why, size_t whylen);
 
+/* Hand-built pieces of a stream, for tests of what the writer never writes.
+ * Each returns the bytes written to out. */
+size_t fmt__header(uint8_t *out, unsigned major, unsigned minor,
+		   uint64_t compat, uint64_t incompat);
+size_t fmt__chunk(uint8_t *out, unsigned type, unsigned codec, uint64_t seq,
+		  uint64_t base, const void *payload, size_t len, uint32_t records);
+
 #endif
