@@ -88,6 +88,25 @@ NOINLINE int serve_client(int fd, char *buf, size_t len)
 	return r;
 }
 
+/* The last FIN of a connection can be lost and retransmitted after both
+ * processes are gone, outside any recording.  The server closes last (the
+ * client's FIN came first), so it waits until its own FIN was acknowledged,
+ * and every retransmit of the exchange happens while both ends live. */
+static void wait_last_ack(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len;
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		len = sizeof(ti);
+		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+		    ti.tcpi_state != TCP_LAST_ACK)
+			return;
+		usleep(1000);
+	}
+}
+
 static int server(int lfd, size_t len)
 {
 	char *buf = malloc(len);
@@ -97,6 +116,8 @@ static int server(int lfd, size_t len)
 	if (fd < 0 || !buf)
 		return 1;
 	r = serve_client(fd, buf, len);
+	shutdown(fd, SHUT_WR);
+	wait_last_ack(fd);
 	close(fd);
 	free(buf);
 	return r == 0 ? 0 : 1;
@@ -121,6 +142,10 @@ static int client(const struct sockaddr *sa, socklen_t salen, int family,
 			break;
 		ok++;
 	}
+	/* Our FIN first, then the server's: see wait_last_ack. */
+	shutdown(fd, SHUT_WR);
+	while (read_all(fd, buf, len) == 1)
+		;
 	close(fd);
 	free(buf);
 	return (int)ok;
