@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Syscalls of the targets: counts, errors and latency, aggregated in the
+ * kernel per (thread, syscall, calling code path); slow calls one by one.
+ *
+ * raw_tp/sys_enter notes the entry time in task-local storage (no hashing,
+ * and freed by the kernel with the task, so a thread that dies inside a
+ * syscall leaves nothing behind).  raw_tp/sys_exit computes the duration and
+ * adds it to a hash-map entry: count, errors, total, max, log2 histogram,
+ * errnos in a second map.  Nothing per call goes through a ring buffer.
+ *
+ * A user stack walk costs more than the probe (~1 us against ~0.2 us), so
+ * not every call takes one.  Each thread keeps, per syscall number, the code
+ * path its calls are currently charged to.  A call takes a stack when it is
+ * the thread's first of that number, when it lasts at least sample_ns, or
+ * when the calls charged to the current path since its stack was taken add
+ * up to sample_ns; the new stack becomes the current path and the following
+ * calls are charged to it.  So every call is counted exactly once, calls of
+ * sample_ns or more carry their own stack, and shorter calls are charged to
+ * a stack drawn in proportion to time (at most one walk per sample_ns of
+ * syscall time: under 1% overhead at the default 100 us).  The stack is
+ * taken at sys_exit, when the duration is known: the user stack is then the
+ * one the call was made from.
+ *
+ * The maps are double-buffered: programs write to set `active`, the recorder
+ * flips it, and a poll later reads and empties the other set, so nothing is
+ * read while being written and no per-key state is kept in user space.
+ *
+ * sys_exit is absent for exit and exit_group (they are counted at entry,
+ * with no duration), for a thread killed inside a call, and for calls that
+ * were in progress when recording started (ignored).  A call interrupted by
+ * a signal and restarted returns -ERESTART* (512..516) first: it is counted
+ * as a call (the time was spent) but not as an error, and its code is kept
+ * among the errnos so the report can show restarts.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "target.bpf.h"
+#include <nusku/events/syscall.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u64 slow_ns = 1000000;	 /* --slow-syscall */
+const volatile __u64 sample_ns = 100000; /* syscall time per stack taken */
+const volatile __u32 nr_exit = 0xffffffff;
+const volatile __u32 nr_exit_group = 0xffffffff;
+const volatile __u32 nr_execve = 0xffffffff;
+const volatile __u32 nr_execveat = 0xffffffff;
+
+/* Which map set the programs write to; flipped by the recorder. */
+__u32 active = 0;
+
+#define NSK_SC_MAX_KEYS 16384
+
+#define STATS_MAP(name)                                                        \
+	struct {                                                               \
+		__uint(type, BPF_MAP_TYPE_HASH);                               \
+		__uint(max_entries, NSK_SC_MAX_KEYS);                          \
+		__type(key, struct nsk_sc_key);                                \
+		__type(value, struct nsk_sc_val);                              \
+	} name SEC(".maps")
+#define ERRNO_MAP(name)                                                        \
+	struct {                                                               \
+		__uint(type, BPF_MAP_TYPE_HASH);                               \
+		__uint(max_entries, 4096);                                     \
+		__type(key, struct nsk_sc_errkey);                             \
+		__type(value, __u64);                                          \
+	} name SEC(".maps")
+
+STATS_MAP(sc_stats0);
+STATS_MAP(sc_stats1);
+ERRNO_MAP(sc_errnos0);
+ERRNO_MAP(sc_errnos1);
+
+/* Stacks by hash; the recorder deletes those it has interned. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct nsk_sc_stack);
+} sc_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1024 * 1024);
+} sc_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nsk_sc_stack);
+} sc_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NSK_SC_LOST_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sc_lost SEC(".maps");
+
+/* Per thread: the call in progress and the current code path per number. */
+struct nsk_sc_thread {
+	__u64 enter_ts; /* 0: no call in progress that we saw start */
+	__u32 enter_nr;
+	__u32 pad;
+	__u64 cur[NSK_SC_NR_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct nsk_sc_thread);
+} sc_threads SEC(".maps");
+
+static __always_inline void count_lost(__u32 what)
+{
+	__u64 *n = bpf_map_lookup_elem(&sc_lost, &what);
+
+	if (n)
+		*n += 1; /* per CPU; these programs do not nest on a CPU */
+}
+
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r < NSK_SC_HIST_BUCKETS ? r : NSK_SC_HIST_BUCKETS - 1;
+}
+
+/* Return addresses of the frameless functions the syscall was made through:
+ * words between the user stack pointer and the frame pointer (the frame of
+ * the innermost function that has one) that follow a call instruction
+ * (x86-64: e8 rel32, or ff 15 rel32 for -fno-plt calls).  A frame-pointer
+ * walk misses exactly these.  Words pointing near the stack (buffers) are
+ * skipped.  A heuristic: a stale return address left in a frameless
+ * function's uninitialized slots would be taken as well. */
+static __always_inline void find_callers(struct pt_regs *regs,
+					 struct nsk_sc_stack *st)
+{
+	st->ncallers = 0;
+#if defined(__TARGET_ARCH_x86)
+	__u64 words[NSK_SC_CALLER_WORDS], sp = PT_REGS_SP_CORE(regs);
+	__u64 bp = PT_REGS_FP_CORE(regs);
+	__u32 nw = NSK_SC_CALLER_WORDS, n = 0;
+	__u8 code[8];
+	int i;
+
+	if (bp > sp && bp - sp < NSK_SC_CALLER_WORDS * 8)
+		nw = (bp - sp) / 8;
+	if (bpf_probe_read_user(words, sizeof(words), (void *)sp))
+		return;
+#pragma unroll
+	for (i = 0; i < NSK_SC_CALLER_WORDS; i++) {
+		__u64 w = words[i];
+
+		if (i >= nw || n >= NSK_SC_MAX_CALLERS)
+			break;
+		if (w < 0x10000 || w >= 0x800000000000ULL)
+			continue;
+		if (w - sp < (1 << 20) || sp - w < (1 << 20))
+			continue;
+		if (bpf_probe_read_user(code, sizeof(code), (void *)(w - 8)))
+			continue;
+		if (code[3] == 0xe8 || (code[2] == 0xff && code[3] == 0x15))
+			st->callers[n++ & (NSK_SC_MAX_CALLERS - 1)] = w;
+	}
+	st->ncallers = n;
+#endif
+}
+
+/* Takes the user stack into the per-CPU scratch slot; NULL if none. */
+static __always_inline struct nsk_sc_stack *take_stack(void *ctx,
+							struct pt_regs *regs)
+{
+	__u32 zero = 0;
+	struct nsk_sc_stack *st = bpf_map_lookup_elem(&sc_scratch, &zero);
+	long n;
+
+	if (!st)
+		return 0;
+	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
+	if (n < 0) {
+		count_lost(NSK_SC_LOST_STACK);
+		return 0;
+	}
+	st->n = n / sizeof(__u64);
+	find_callers(regs, st);
+	return st;
+}
+
+/* FNV-1a-style mix over the stack; never NONE or FAILED. */
+static __always_inline __u64 hash_stack(const struct nsk_sc_stack *st)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+	__u32 i;
+
+	for (i = 0; i < NSK_SC_MAX_CALLERS; i++) {
+		if (i >= st->ncallers)
+			break;
+		h = (h ^ st->callers[i]) * 0x100000001b3ULL;
+	}
+	for (i = 0; i < NSK_MAX_STACK_DEPTH; i++) {
+		if (i >= st->n)
+			break;
+		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	h ^= ((__u64)st->ncallers << 32) | st->n;
+	return h < 2 ? h + 2 : h;
+}
+
+/* Stores the stack under its hash; the path id, or FAILED. */
+static __always_inline __u64 intern_stack(const struct nsk_sc_stack *st)
+{
+	__u64 h;
+	long err;
+
+	if (!st)
+		return NSK_SC_STACK_FAILED;
+	h = hash_stack(st);
+	if (bpf_map_lookup_elem(&sc_stacks, &h))
+		return h;
+	err = bpf_map_update_elem(&sc_stacks, &h, st, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST: another CPU stored it */) {
+		count_lost(NSK_SC_LOST_STACK);
+		return NSK_SC_STACK_FAILED;
+	}
+	return h;
+}
+
+static __always_inline struct nsk_sc_val *
+stats_get(void *map, const struct nsk_sc_key *key)
+{
+	static const struct nsk_sc_val zero;
+	struct nsk_sc_val *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		return v;
+	if (bpf_map_update_elem(map, key, &zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(map, key)) {
+		count_lost(NSK_SC_LOST_STATS);
+		return 0;
+	}
+	return bpf_map_lookup_elem(map, key);
+}
+
+static __always_inline void stats_add(struct nsk_sc_val *v, __u64 d, int err,
+				      int sampled)
+{
+	v->count++;
+	v->total_ns += d;
+	if (d > v->max_ns)
+		v->max_ns = d;
+	v->hist[log2_bucket(d)]++;
+	if (err)
+		v->errors++;
+	v->unsampled_ns = sampled ? 0 : v->unsampled_ns + d;
+}
+
+static __always_inline void errno_add(void *map, const struct nsk_sc_key *key,
+				      __u32 err)
+{
+	struct nsk_sc_errkey ek = { .key = *key, .err = err };
+	static const __u64 one = 1;
+	__u64 *n = bpf_map_lookup_elem(map, &ek);
+
+	if (n) {
+		*n += 1;
+		return;
+	}
+	if (bpf_map_update_elem(map, &ek, &one, BPF_NOEXIST)) {
+		n = bpf_map_lookup_elem(map, &ek);
+		if (n)
+			*n += 1;
+		else
+			count_lost(NSK_SC_LOST_ERRNO);
+	}
+}
+
+/* What fd args[0] refers to, read at exit; for syscalls whose first
+ * argument is not an fd the recorder ignores it. */
+static __always_inline void describe_fd(struct nsk_ev_syscall_slow *e)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct file **fds, *f = 0;
+	const unsigned char *name;
+	__u64 fd = e->args[0];
+	__u32 max;
+
+	if (fd >= (1 << 20))
+		return;
+	max = BPF_CORE_READ(task, files, fdt, max_fds);
+	if (fd >= max)
+		return;
+	fds = BPF_CORE_READ(task, files, fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return;
+	e->file_ino = BPF_CORE_READ(f, f_inode, i_ino);
+	e->file_mode = BPF_CORE_READ(f, f_inode, i_mode);
+	name = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	if (bpf_probe_read_kernel_str(e->file_name, sizeof(e->file_name),
+				      name) < 0)
+		e->file_name[0] = 0;
+	e->flags |= NSK_SC_SLOW_FILE;
+}
+
+static __always_inline void emit_slow(struct nsk_sc_thread *t, __u64 id,
+				      __u32 nr, long ret, __u64 d,
+				      struct pt_regs *regs,
+				      const struct nsk_sc_stack *st)
+{
+	struct nsk_ev_syscall_slow *e;
+
+	e = bpf_ringbuf_reserve(&sc_events, sizeof(*e), 0);
+	if (!e) {
+		count_lost(NSK_SC_LOST_RINGBUF);
+		return;
+	}
+	e->hdr.type = NSK_EV_SYSCALL_SLOW;
+	e->hdr.size = sizeof(*e);
+	e->time = t->enter_ts;
+	e->duration = d;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->nr = nr;
+	e->flags = 0;
+	e->ret = ret;
+	/* The argument registers are saved at entry and left alone by the
+	 * kernel (the return value goes to ax/x0), so they are read here,
+	 * for slow calls only, rather than at every entry. */
+	e->args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	e->args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	e->args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	e->args[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
+	e->args[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
+#if defined(__TARGET_ARCH_x86)
+	e->args[5] = BPF_CORE_READ(regs, r9);
+#else
+	e->args[5] = 0;
+#endif
+	e->file_ino = 0;
+	e->file_mode = 0;
+	e->pad = 0;
+	e->file_name[0] = 0;
+	describe_fd(e);
+	if (st) {
+		bpf_probe_read_kernel(&e->stack, sizeof(e->stack), st);
+	} else {
+		e->stack.n = 0;
+		e->stack.ncallers = 0;
+		e->flags |= NSK_SC_SLOW_NOSTACK;
+	}
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/* Charges one call to a map set. */
+static __always_inline void account_to(void *ctx, struct pt_regs *regs,
+				       struct nsk_sc_thread *t, __u64 id,
+				       __u32 nr, long ret, __u64 d,
+				       int returned, void *stats, void *errnos)
+{
+	struct nsk_sc_key key = {
+		.tid = (__u32)id,
+		.pid = id >> 32,
+		.nr = nr,
+	};
+	struct nsk_sc_stack *st = 0;
+	struct nsk_sc_val *v;
+	__u64 *slot = 0;
+	int sample = 0, err = 0, restart = 0;
+
+	if (returned && ret < 0 && ret >= -4095) {
+		restart = ret <= -512 && ret >= -516;
+		err = !restart;
+	}
+	if (nr < NSK_SC_NR_SLOTS) {
+		slot = &t->cur[nr];
+		key.stack = *slot;
+	}
+	v = bpf_map_lookup_elem(stats, &key);
+	if (slot && returned)
+		sample = key.stack == NSK_SC_STACK_NONE || d >= sample_ns ||
+			 (v && v->unsampled_ns + d >= sample_ns);
+	if (sample || (returned && d >= slow_ns))
+		st = take_stack(ctx, regs);
+	if (sample && slot) {
+		key.stack = intern_stack(st);
+		*slot = key.stack;
+		v = 0;
+	}
+	if (!v)
+		v = stats_get(stats, &key);
+	if (v)
+		stats_add(v, d, err, sample);
+	if (err || restart)
+		errno_add(errnos, &key, (__u32)-ret);
+	if (returned && d >= slow_ns)
+		emit_slow(t, id, nr, ret, d, regs, st);
+}
+
+/* Each set gets its own inlined copy, so every map lookup names one map
+ * and the verifier can inline it. */
+static __always_inline void account(void *ctx, struct pt_regs *regs,
+				    struct nsk_sc_thread *t, __u64 id,
+				    __u32 nr, long ret, __u64 d, int returned)
+{
+	if (active)
+		account_to(ctx, regs, t, id, nr, ret, d, returned, &sc_stats1,
+			   &sc_errnos1);
+	else
+		account_to(ctx, regs, t, id, nr, ret, d, returned, &sc_stats0,
+			   &sc_errnos0);
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(nsk_sys_enter, struct pt_regs *regs, long nr)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct nsk_sc_thread *t;
+	__u64 id;
+
+	t = bpf_task_storage_get(&sc_threads, task, 0, 0);
+	if (!t) {
+		/* First call of this thread, or not a target at all. */
+		if (!nsk_is_target(nsk_cur_tgid()))
+			return 0;
+		t = bpf_task_storage_get(&sc_threads, task, 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!t)
+			return 0;
+	}
+	if ((__u32)nr == nr_exit || (__u32)nr == nr_exit_group) {
+		/* No sys_exit follows: count it now. */
+		id = bpf_get_current_pid_tgid();
+		account(ctx, regs, t, id, (__u32)nr, 0, 0, 0);
+		t->enter_ts = 0;
+		return 0;
+	}
+	t->enter_nr = (__u32)nr;
+	t->enter_ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(nsk_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct nsk_sc_thread *t;
+	__u64 now, d, id;
+	__u32 nr;
+
+	t = bpf_task_storage_get(&sc_threads, task, 0, 0);
+	if (!t || !t->enter_ts)
+		return 0;
+	now = bpf_ktime_get_ns();
+	d = now - t->enter_ts;
+	nr = t->enter_nr;
+	id = bpf_get_current_pid_tgid();
+	account(ctx, regs, t, id, nr, ret, d, 1);
+	t->enter_ts = 0;
+	if ((nr == nr_execve || nr == nr_execveat) && ret == 0) {
+		/* A new program: the code paths of the old one mean nothing
+		 * now.  The next call starts afresh. */
+		bpf_task_storage_delete(&sc_threads, task);
+	}
+	return 0;
+}

@@ -1,0 +1,121 @@
+/* The syscall signal: what bpf/syscall.bpf.c shares with record/syscall.c.
+ *
+ * Two paths out of the kernel.  Aggregates live in hash maps keyed by
+ * struct nsk_sc_key (thread, syscall, calling code path) and are read by
+ * the recorder's poll, so their cost does not depend on ring-buffer room.
+ * Calls slower than the --slow-syscall threshold also go one by one through
+ * a ring buffer as struct nsk_ev_syscall_slow, with their arguments and
+ * their user stack.
+ *
+ * The code path of an aggregate is a 64-bit hash of its user stack; the
+ * stack itself sits in a hash map keyed by that hash (stack-map ids collide,
+ * and a colliding stack-map entry would lose the path).  A frame-pointer
+ * walk that starts in a frameless libc wrapper skips the function that
+ * called the wrapper (and every frameless function between), so the BPF
+ * side also looks for their return addresses on the user stack below the
+ * frame pointer ("callers", see NSK_SC_CALLER_WORDS) and the recorder puts
+ * them back between the leaf and the rest of the walk.
+ */
+#ifndef NUSKU_EVENTS_SYSCALL_H
+#define NUSKU_EVENTS_SYSCALL_H
+
+#include "nusku/events/common.h"
+
+/* Latency histogram: bucket i counts calls of [2^i, 2^(i+1)) ns; the last
+ * bucket also holds everything longer (2^39 ns is about 9 minutes). */
+#define NSK_SC_HIST_BUCKETS 40
+
+/* Syscall numbers below this have a per-thread "current code path" slot;
+ * higher numbers (x32, unknown) are aggregated without a stack. */
+#define NSK_SC_NR_SLOTS 512
+
+/* Words of user stack, from the stack pointer up to the frame pointer,
+ * searched for return addresses of frameless functions (syscall wrappers,
+ * and wrappers of wrappers such as nanosleep -> clock_nanosleep). */
+#define NSK_SC_CALLER_WORDS 16
+#define NSK_SC_MAX_CALLERS 4
+
+/* stack values: a hash of the stack (>= 2), or one of these. */
+#define NSK_SC_STACK_NONE 0   /* no stack taken (yet) */
+#define NSK_SC_STACK_FAILED 1 /* the walk failed: path unknown */
+
+/* Kernel-side loss counters (an array map indexed by these). */
+#define NSK_SC_LOST_STATS 0   /* stats map full: calls not aggregated */
+#define NSK_SC_LOST_ERRNO 1   /* errno map full: errno of a failure not kept */
+#define NSK_SC_LOST_STACK 2   /* stack walk failed: path unknown */
+#define NSK_SC_LOST_RINGBUF 3 /* slow event dropped: ring buffer full */
+#define NSK_SC_LOST_MAX 4
+
+struct nsk_sc_key {
+	__u32 tid;
+	__u32 pid;
+	__u32 nr;
+	__u32 pad;
+	__u64 stack; /* see NSK_SC_STACK_* */
+};
+
+_Static_assert(sizeof(struct nsk_sc_key) == 24, "nsk_sc_key size");
+
+struct nsk_sc_val {
+	__u64 count;
+	__u64 errors;
+	__u64 total_ns;
+	__u64 max_ns;
+	__u64 unsampled_ns; /* time since this path's stack was taken */
+	__u64 hist[NSK_SC_HIST_BUCKETS];
+};
+
+_Static_assert(sizeof(struct nsk_sc_val) == 8 * (5 + NSK_SC_HIST_BUCKETS),
+	       "nsk_sc_val size");
+
+struct nsk_sc_errkey {
+	struct nsk_sc_key key;
+	__u32 err; /* positive errno, or 512..516 for a call to be restarted */
+	__u32 pad;
+};
+
+_Static_assert(sizeof(struct nsk_sc_errkey) == 32, "nsk_sc_errkey size");
+
+/* A user stack as the BPF side took it (value of the stacks map). */
+struct nsk_sc_stack {
+	__u32 n;	/* ips */
+	__u32 ncallers; /* callers */
+	/* Return addresses found between the stack and frame pointers,
+	 * innermost first: they go between ips[0] and ips[1]. */
+	__u64 callers[NSK_SC_MAX_CALLERS];
+	__u64 ips[NSK_MAX_STACK_DEPTH];
+};
+
+_Static_assert(sizeof(struct nsk_sc_stack) ==
+		       8 + 8 * NSK_SC_MAX_CALLERS + 8 * NSK_MAX_STACK_DEPTH,
+	       "nsk_sc_stack size");
+
+struct nsk_ev_syscall_slow {
+	struct nsk_ev_header hdr; /* NSK_EV_SYSCALL_SLOW */
+	__u64 time;		  /* entry, CLOCK_MONOTONIC ns */
+	__u64 duration;
+	__u32 pid;
+	__u32 tid;
+	__u32 nr;
+	__u32 flags; /* NSK_SC_SLOW_* */
+	__s64 ret;
+	__u64 args[6];
+	/* The file open on fd args[0] at exit, if any (NSK_SC_SLOW_FILE): the
+	 * recorder prefers /proc/PID/fd/N when it still names the same inode,
+	 * and falls back on these once the fd is closed. */
+	__u64 file_ino;
+	__u32 file_mode; /* i_mode: S_IFSOCK, S_IFIFO, S_IFREG, ... */
+	__u32 pad;
+	char file_name[48]; /* the dentry's own name */
+	struct nsk_sc_stack stack;
+};
+
+#define NSK_SC_SLOW_NOSTACK 1u /* the user stack could not be taken */
+#define NSK_SC_SLOW_FILE 2u    /* file_* describe args[0] as an fd */
+
+_Static_assert(sizeof(struct nsk_ev_syscall_slow) ==
+		       8 + 8 * 2 + 4 * 4 + 8 + 8 * 6 + 8 + 8 + 48 +
+			       sizeof(struct nsk_sc_stack),
+	       "nsk_ev_syscall_slow size");
+
+#endif

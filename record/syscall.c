@@ -1,0 +1,508 @@
+/* The syscall signal, user half: turns bpf/syscall.bpf.c's aggregates and
+ * slow-call events into NSK_REC_SYSCALL_STAT and NSK_REC_SYSCALL_SLOW.
+ *
+ * Aggregates: the BPF programs write to one of two map sets; every
+ * FLUSH_NS this file flips them and reads (and empties) the set that was
+ * left a whole window earlier, so no program is still writing to what is
+ * read.  Each entry becomes one STAT record for (thread, syscall, code
+ * path) over that window, with its errnos.  Entries key their code path by
+ * a hash; the stack behind a hash is read once per (hash, pid) from the
+ * stacks map, completed with the frameless callers BPF found, and interned
+ * through the session.
+ *
+ * Slow calls come through a ring buffer, each with its arguments, the file
+ * or socket behind its fd (record/fdinfo.c) and its user stack.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "record/fdinfo.h"
+#include "record/session.h"
+#include "syscall.skel.h"
+#include <nusku/events/syscall.h>
+
+#define FLUSH_NS 1000000000ULL	   /* length of an aggregation window */
+#define DEFAULT_SLOW_NS 1000000ULL /* --slow-syscall default: 1 ms */
+#define BATCH 256
+
+/* (stack hash, pid) -> session stack id, open addressing. */
+struct stack_slot {
+	uint64_t hash; /* 0: empty (BPF hashes are >= 2) */
+	uint32_t pid;
+	uint64_t id;
+};
+
+struct sc_state {
+	struct nsk_session *s;
+	struct syscall_bpf *skel;
+	struct nsk_fdinfo *fdinfo;
+	struct stack_slot *stacks;
+	size_t nstacks, capstacks;
+	uint32_t active;	     /* the set BPF writes to */
+	uint64_t set_start[2];	     /* when set i became active */
+	uint64_t set_end[2];	     /* when it was left; 0 while active */
+	uint64_t lost_seen[NSK_SC_LOST_MAX];
+	int ncpus;
+	/* Batch buffers. */
+	struct nsk_sc_key keys[BATCH];
+	struct nsk_sc_val vals[BATCH];
+	struct nsk_sc_errkey *errs;  /* errnos of the set being read */
+	uint64_t *errcounts;
+	size_t nerrs, caperrs;
+};
+
+static const char *const lost_source[NSK_SC_LOST_MAX] = {
+	[NSK_SC_LOST_STATS] = "syscall.stats",
+	[NSK_SC_LOST_ERRNO] = "syscall.errno",
+	[NSK_SC_LOST_STACK] = "syscall.stack",
+	[NSK_SC_LOST_RINGBUF] = "syscall.ringbuf",
+};
+
+static size_t slot_of(uint64_t hash, uint32_t pid, size_t cap)
+{
+	uint64_t h = (hash ^ ((uint64_t)pid * 0x9e3779b97f4a7c15ULL)) *
+		     0xff51afd7ed558ccdULL;
+
+	return (h >> 17) & (cap - 1);
+}
+
+static int stacks_grow(struct sc_state *st)
+{
+	size_t cap = st->capstacks ? st->capstacks * 2 : 256, i, j;
+	struct stack_slot *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < st->capstacks; i++) {
+		if (!st->stacks[i].hash)
+			continue;
+		j = slot_of(st->stacks[i].hash, st->stacks[i].pid, cap);
+		while (n[j].hash)
+			j = (j + 1) & (cap - 1);
+		n[j] = st->stacks[i];
+	}
+	free(st->stacks);
+	st->stacks = n;
+	st->capstacks = cap;
+	return 0;
+}
+
+/* ips[0], then the frameless callers BPF found, then the rest of the
+ * frame-pointer walk.  A caller equal to the next walked frame is the same
+ * frame seen twice (the leaf had a frame after all) and is dropped. */
+static uint32_t complete_stack(const struct nsk_sc_stack *in, uint64_t *out)
+{
+	uint32_t n = 0, i, nips = in->n, ncallers = in->ncallers;
+
+	if (nips > NSK_MAX_STACK_DEPTH)
+		nips = NSK_MAX_STACK_DEPTH;
+	if (ncallers > NSK_SC_MAX_CALLERS)
+		ncallers = NSK_SC_MAX_CALLERS;
+	if (!nips)
+		return 0;
+	out[n++] = in->ips[0];
+	for (i = 0; i < ncallers; i++)
+		if (nips < 2 || in->callers[i] != in->ips[1])
+			out[n++] = in->callers[i];
+	for (i = 1; i < nips; i++)
+		out[n++] = in->ips[i];
+	return n;
+}
+
+static uint64_t intern_stack(struct sc_state *st, uint32_t pid,
+			     const struct nsk_sc_stack *stack)
+{
+	uint64_t ips[NSK_MAX_STACK_DEPTH + NSK_SC_MAX_CALLERS];
+	uint32_t n = complete_stack(stack, ips), flags = NSK_STACK_UNWIND_FP;
+
+	if (!n)
+		return 0;
+	if (stack->n >= NSK_MAX_STACK_DEPTH)
+		flags |= NSK_STACK_TRUNCATED;
+	return nsk_session__stack(st->s, pid, NULL, 0, ips, n, flags);
+}
+
+/* The session stack id of a path hash in process pid; 0 if unknown. */
+static uint64_t stack_id(struct sc_state *st, uint32_t pid, uint64_t hash)
+{
+	struct nsk_sc_stack stack;
+	size_t i;
+	uint64_t id = 0;
+
+	if (hash == NSK_SC_STACK_NONE || hash == NSK_SC_STACK_FAILED)
+		return 0;
+	if (st->capstacks) {
+		for (i = slot_of(hash, pid, st->capstacks); st->stacks[i].hash;
+		     i = (i + 1) & (st->capstacks - 1))
+			if (st->stacks[i].hash == hash && st->stacks[i].pid == pid)
+				return st->stacks[i].id;
+	}
+	if (bpf_map_lookup_elem(bpf_map__fd(st->skel->maps.sc_stacks), &hash,
+				&stack) == 0)
+		id = intern_stack(st, pid, &stack);
+	if (!id)
+		nsk_session__lost(st->s, "syscall.stack", 1);
+	if ((st->nstacks + 1) * 2 > st->capstacks && stacks_grow(st))
+		return id; /* not cached: looked up again next time */
+	for (i = slot_of(hash, pid, st->capstacks); st->stacks[i].hash;
+	     i = (i + 1) & (st->capstacks - 1))
+		;
+	st->stacks[i].hash = hash;
+	st->stacks[i].pid = pid;
+	st->stacks[i].id = id;
+	st->nstacks++;
+	return id;
+}
+
+static int errkey_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct nsk_sc_errkey));
+}
+
+/* Reads and empties the errno map of set `set` into st->errs, sorted. */
+static int read_errnos(struct sc_state *st, int fd)
+{
+	struct nsk_sc_errkey keys[BATCH];
+	uint64_t vals[BATCH];
+	uint64_t in = 0, out = 0;
+	int first = 1, err = 0;
+	size_t i;
+
+	st->nerrs = 0;
+	for (;;) {
+		__u32 count = BATCH;
+
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in,
+						      &out, keys, vals, &count,
+						      NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		if (st->nerrs + count > st->caperrs) {
+			size_t cap = (st->nerrs + count) * 2;
+			void *k = realloc(st->errs, cap * sizeof(*st->errs));
+
+			if (!k)
+				return -ENOMEM;
+			st->errs = k;
+			k = realloc(st->errcounts, cap * sizeof(*st->errcounts));
+			if (!k)
+				return -ENOMEM;
+			st->errcounts = k;
+			st->caperrs = cap;
+		}
+		for (i = 0; i < count; i++) {
+			st->errs[st->nerrs] = keys[i];
+			st->errcounts[st->nerrs++] = vals[i];
+		}
+		if (err) /* ENOENT: that was the last batch */
+			break;
+		in = out;
+		first = 0;
+	}
+	/* Sort keys and counts together: sort indices by key. */
+	if (st->nerrs > 1) {
+		struct pair {
+			struct nsk_sc_errkey k;
+			uint64_t n;
+		} *p = malloc(st->nerrs * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		for (i = 0; i < st->nerrs; i++) {
+			p[i].k = st->errs[i];
+			p[i].n = st->errcounts[i];
+		}
+		qsort(p, st->nerrs, sizeof(*p), errkey_cmp);
+		for (i = 0; i < st->nerrs; i++) {
+			st->errs[i] = p[i].k;
+			st->errcounts[i] = p[i].n;
+		}
+		free(p);
+	}
+	return 0;
+}
+
+static int emit_stat(struct sc_state *st, const struct nsk_sc_key *k,
+		     const struct nsk_sc_val *v, uint64_t start, uint64_t end)
+{
+	uint64_t errnos[2 * 64];
+	struct nsk_sc_errkey probe = { .key = *k };
+	struct nsk_record rec = { .type = NSK_REC_SYSCALL_STAT };
+	struct nsk_rec_syscall_stat *r = &rec.syscall_stat;
+	uint32_t nhist = NSK_SC_HIST_BUCKETS, nerr = 0;
+	size_t lo = 0, hi = st->nerrs;
+
+	if (!v->count)
+		return 0;
+	while (nhist && !v->hist[nhist - 1])
+		nhist--;
+	/* First errno entry of this key (errs sorted; err is after key). */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (memcmp(&st->errs[mid], &probe, sizeof(probe)) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < st->nerrs && nerr < 64 &&
+	       !memcmp(&st->errs[lo].key, k, sizeof(*k));
+	     lo++) {
+		errnos[2 * nerr] = st->errs[lo].err;
+		errnos[2 * nerr + 1] = st->errcounts[lo];
+		nerr++;
+	}
+	r->time = end;
+	r->window_ns = end - start;
+	r->pid = k->pid;
+	r->tid = k->tid;
+	r->nr = k->nr;
+	r->stack_id = stack_id(st, k->pid, k->stack);
+	r->count = v->count;
+	r->errors = v->errors;
+	r->total_ns = v->total_ns;
+	r->max_ns = v->max_ns;
+	r->hist.v = (const uint64_t *)v->hist;
+	r->hist.n = nhist;
+	r->errnos.v = errnos;
+	r->errnos.n = 2 * nerr;
+	return nsk_session__emit(st->s, &rec);
+}
+
+/* Reads and empties map set `set`, whose window is [start, end]. */
+static int drain_set(struct sc_state *st, uint32_t set, uint64_t start,
+		     uint64_t end)
+{
+	struct syscall_bpf *skel = st->skel;
+	int sfd = bpf_map__fd(set ? skel->maps.sc_stats1 : skel->maps.sc_stats0);
+	int efd = bpf_map__fd(set ? skel->maps.sc_errnos1 : skel->maps.sc_errnos0);
+	uint64_t in = 0, out = 0;
+	int first = 1, err, done = 0;
+	__u32 i, count;
+
+	err = read_errnos(st, efd);
+	if (err)
+		return err;
+	while (!done) {
+		count = BATCH;
+		err = bpf_map_lookup_and_delete_batch(sfd, first ? NULL : &in,
+						      &out, st->keys, st->vals,
+						      &count, NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		done = err != 0;
+		for (i = 0; i < count; i++) {
+			err = emit_stat(st, &st->keys[i], &st->vals[i], start, end);
+			if (err)
+				return err;
+		}
+		in = out;
+		first = 0;
+	}
+	return 0;
+}
+
+static void drain_lost(struct sc_state *st)
+{
+	int fd = bpf_map__fd(st->skel->maps.sc_lost);
+	uint64_t *per_cpu = calloc(st->ncpus, sizeof(uint64_t));
+	uint32_t k;
+	int c;
+
+	if (!per_cpu)
+		return;
+	for (k = 0; k < NSK_SC_LOST_MAX; k++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(fd, &k, per_cpu))
+			continue;
+		for (c = 0; c < st->ncpus; c++)
+			sum += per_cpu[c];
+		if (sum > st->lost_seen[k]) {
+			nsk_session__lost(st->s, lost_source[k],
+					  sum - st->lost_seen[k]);
+			st->lost_seen[k] = sum;
+		}
+	}
+	free(per_cpu);
+}
+
+static int on_slow(void *ctx, void *data, size_t len)
+{
+	struct sc_state *st = ctx;
+	const struct nsk_ev_syscall_slow *e = data;
+	struct nsk_record rec = { .type = NSK_REC_SYSCALL_SLOW };
+	struct nsk_rec_syscall_slow *r = &rec.syscall_slow;
+	char name[256], dname[sizeof(e->file_name) + 1];
+	int fd_arg;
+
+	if (len < sizeof(*e) || e->hdr.type != NSK_EV_SYSCALL_SLOW)
+		return 0;
+	r->time = e->time;
+	r->duration = e->duration;
+	r->pid = e->pid;
+	r->tid = e->tid;
+	r->nr = e->nr;
+	r->ret = e->ret;
+	r->args.v = (const uint64_t *)e->args;
+	r->args.n = 6;
+	r->target_id = 0;
+	fd_arg = nsk_fdinfo__fd_arg(e->nr);
+	if (fd_arg >= 0 && (e->flags & NSK_SC_SLOW_FILE) && fd_arg == 0) {
+		memcpy(dname, e->file_name, sizeof(e->file_name));
+		dname[sizeof(e->file_name)] = 0;
+		if (nsk_fdinfo__describe(st->fdinfo, e->pid, (int)e->args[0],
+					 e->file_ino, e->file_mode, dname, name,
+					 sizeof(name)))
+			r->target_id = nsk_session__string(st->s, name);
+	} else if (fd_arg > 0) {
+		/* Only args[0] is described by BPF; another fd argument is
+		 * named from /proc alone. */
+		if (nsk_fdinfo__describe(st->fdinfo, e->pid,
+					 (int)e->args[fd_arg], 0, 0, NULL, name,
+					 sizeof(name)))
+			r->target_id = nsk_session__string(st->s, name);
+	}
+	r->stack_id = 0;
+	if (!(e->flags & NSK_SC_SLOW_NOSTACK)) {
+		r->stack_id = intern_stack(st, e->pid, &e->stack);
+		if (!r->stack_id)
+			nsk_session__lost(st->s, "syscall.stack", 1);
+	}
+	return nsk_session__emit(st->s, &rec) < 0 ? -1 : 0;
+}
+
+static void sc_stop(void *state)
+{
+	struct sc_state *st = state;
+
+	if (!st)
+		return;
+	syscall_bpf__destroy(st->skel);
+	nsk_fdinfo__free(st->fdinfo);
+	free(st->stacks);
+	free(st->errs);
+	free(st->errcounts);
+	free(st);
+}
+
+static int emit_arch(struct nsk_session *s)
+{
+	struct utsname u;
+	struct nsk_record rec = { .type = NSK_REC_META };
+
+	if (uname(&u))
+		return -errno;
+	rec.meta.key.data = (const uint8_t *)"syscall.arch";
+	rec.meta.key.len = strlen("syscall.arch");
+	rec.meta.value.data = (const uint8_t *)u.machine;
+	rec.meta.value.len = strlen(u.machine);
+	return nsk_session__emit(s, &rec);
+}
+
+static int sc_start(struct nsk_session *s, void **state)
+{
+	const struct nsk_record_opts *opts = nsk_session__opts(s);
+	struct sc_state *st;
+	int err;
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->s = s;
+	st->ncpus = libbpf_num_possible_cpus();
+	if (st->ncpus <= 0) {
+		err = st->ncpus ? st->ncpus : -EINVAL;
+		goto cleanup;
+	}
+	err = nsk_fdinfo__new(&st->fdinfo);
+	if (err)
+		goto cleanup;
+	st->skel = syscall_bpf__open();
+	if (!st->skel) {
+		err = -errno;
+		goto cleanup;
+	}
+	st->skel->rodata->slow_ns = opts->slow_syscall_ns ? opts->slow_syscall_ns
+							  : DEFAULT_SLOW_NS;
+	st->skel->rodata->nr_exit = SYS_exit;
+	st->skel->rodata->nr_exit_group = SYS_exit_group;
+	st->skel->rodata->nr_execve = SYS_execve;
+	st->skel->rodata->nr_execveat = SYS_execveat;
+	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
+				nsk_session__targets_fd(s));
+	if (err)
+		goto cleanup;
+	err = syscall_bpf__load(st->skel);
+	if (err)
+		goto cleanup;
+	err = syscall_bpf__attach(st->skel);
+	if (err)
+		goto cleanup;
+	err = nsk_session__add_ringbuf(s, bpf_map__fd(st->skel->maps.sc_events),
+				       on_slow, st);
+	if (err)
+		goto cleanup;
+	err = emit_arch(s);
+	if (err)
+		goto cleanup;
+	st->active = 0;
+	st->set_start[0] = nsk_session__now();
+	*state = st;
+	return 0;
+cleanup:
+	sc_stop(st);
+	return err;
+}
+
+static int sc_poll(struct nsk_session *s, void *state, int final)
+{
+	struct sc_state *st = state;
+	uint64_t now = nsk_session__now();
+	uint32_t old = st->active, other = !st->active;
+	int err = 0;
+
+	if (!final && now - st->set_start[old] < FLUSH_NS)
+		goto cleanup;
+	/* The other set was left a window ago: nothing writes to it now. */
+	if (st->set_end[other]) {
+		err = drain_set(st, other, st->set_start[other],
+				st->set_end[other]);
+		if (err)
+			goto cleanup;
+		st->set_end[other] = 0;
+	}
+	st->skel->bss->active = other;
+	st->active = other;
+	st->set_start[other] = now;
+	st->set_end[old] = now;
+	if (final) {
+		/* A program that read `active` just before the flip finishes
+		 * within microseconds; give it a millisecond. */
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+		err = drain_set(st, old, st->set_start[old], now);
+		if (err)
+			goto cleanup;
+		st->set_end[old] = 0;
+	}
+cleanup:
+	drain_lost(st);
+	(void)s;
+	return err;
+}
+
+const struct nsk_signal nsk_signal_syscall = {
+	.name = "syscall",
+	.start = sc_start,
+	.poll = sc_poll,
+	.on_process = NULL,
+	.stop = sc_stop,
+};

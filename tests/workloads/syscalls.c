@@ -1,0 +1,172 @@
+/* Workload for the syscall signal: calls whose numbers are known.
+ *
+ *   syscalls [N]   (N defaults to 1000)
+ *
+ * A thread named "sc-worker" makes exactly N getpid (through syscall(2), so
+ * libc caching cannot hide any), N reads of 4 KiB from /dev/zero, N writes
+ * of 4 KiB to /dev/null and N/10 close(-1), each failing with EBADF; nothing
+ * else in the process calls getpid or fails with EBADF.
+ *
+ * Then the main thread makes the slow calls, each from its own function:
+ *   slow_pipe_read()  one read on a pipe that "sc-writer" fills after
+ *                     sleeping 30 ms (the read blocks about 30 ms);
+ *   slow_nanosleep()  two nanosleeps of 20 ms;
+ *   slow_fsync()      one fsync of a file written in $TMPDIR (or /tmp);
+ * and exits with exit_group.  The writer's own 30 ms nanosleep is a slow
+ * call of "pipe_writer".
+ *
+ * Built with frame pointers; the functions are noinline so each shows in
+ * the stacks under its own name.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static long n_calls = 1000;
+static int zero_fd = -1, null_fd = -1;
+static char buf[4096];
+
+static void die(const char *what)
+{
+	fprintf(stderr, "syscalls: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static NOINLINE void do_getpid(long n)
+{
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getpid);
+}
+
+static NOINLINE void do_read_zero(long n)
+{
+	for (long i = 0; i < n; i++)
+		if (read(zero_fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			die("read /dev/zero");
+}
+
+static NOINLINE void do_write_null(long n)
+{
+	for (long i = 0; i < n; i++)
+		if (write(null_fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			die("write /dev/null");
+}
+
+static NOINLINE void do_close_bad(long n)
+{
+	for (long i = 0; i < n; i++)
+		if (close(-1) == 0 || errno != EBADF)
+			die("close(-1) did not fail with EBADF");
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "sc-worker");
+	do_getpid(n_calls);
+	do_read_zero(n_calls);
+	do_write_null(n_calls);
+	do_close_bad(n_calls / 10);
+	return NULL;
+}
+
+static NOINLINE void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void *pipe_writer(void *arg)
+{
+	int fd = *(int *)arg;
+
+	pthread_setname_np(pthread_self(), "sc-writer");
+	sleep_ms(30);
+	if (write(fd, "x", 1) != 1)
+		die("write pipe");
+	return NULL;
+}
+
+static NOINLINE void slow_pipe_read(void)
+{
+	int p[2];
+	pthread_t t;
+	char c;
+
+	if (pipe(p))
+		die("pipe");
+	if (pthread_create(&t, NULL, pipe_writer, &p[1]))
+		die("pthread_create");
+	if (read(p[0], &c, 1) != 1)
+		die("read pipe");
+	pthread_join(t, NULL);
+	close(p[0]);
+	close(p[1]);
+}
+
+static NOINLINE void slow_nanosleep(void)
+{
+	struct timespec ts = { 0, 20 * 1000000L };
+
+	for (int i = 0; i < 2; i++)
+		if (nanosleep(&ts, NULL))
+			die("nanosleep");
+}
+
+static NOINLINE void slow_fsync(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/nusku-syscalls.XXXXXX",
+		 dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0)
+		die("mkstemp");
+	unlink(path);
+	if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+		die("write file");
+	if (fsync(fd))
+		die("fsync");
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+
+	if (argc > 1) {
+		char *end;
+
+		n_calls = strtol(argv[1], &end, 10);
+		if (*end || n_calls < 0) {
+			fprintf(stderr, "usage: syscalls [N]\n");
+			return 2;
+		}
+	}
+	zero_fd = open("/dev/zero", O_RDONLY);
+	null_fd = open("/dev/null", O_WRONLY);
+	if (zero_fd < 0 || null_fd < 0)
+		die("open /dev/zero or /dev/null");
+	if (pthread_create(&t, NULL, worker, NULL))
+		die("pthread_create");
+	pthread_join(t, NULL);
+	slow_pipe_read();
+	slow_nanosleep();
+	slow_fsync();
+	return 0;
+}
