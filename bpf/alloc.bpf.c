@@ -127,9 +127,13 @@ static __always_inline void count_lost(__u32 what)
 		*v += 1;
 }
 
+/* Wake the consumer once, when the unread data crosses wake_bytes (the
+ * window is a few records wide); otherwise it drains on its timer. */
 static __always_inline __u64 wake_flags(void)
 {
-	if (bpf_ringbuf_query(&alloc_events, BPF_RB_AVAIL_DATA) >= wake_bytes)
+	__u64 avail = bpf_ringbuf_query(&alloc_events, BPF_RB_AVAIL_DATA);
+
+	if (avail >= wake_bytes && avail < wake_bytes + 256)
 		return BPF_RB_FORCE_WAKEUP;
 	return BPF_RB_NO_WAKEUP;
 }

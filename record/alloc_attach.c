@@ -1,6 +1,16 @@
 /* Finding the allocator object of a process and attaching uprobes to it
  * (see alloc_attach.h for the rules).
  *
+ * The probe goes on the first instruction the kernel emulates rather than
+ * single-steps.  An x86 uprobe on `push` or a branch is emulated in the trap;
+ * any other instruction is copied out of line and single-stepped, a second
+ * trap that costs about 15 us on a virtual machine (measured here: free()
+ * starting with `test %rdi,%rdi` went from 1 us to 18 us per call).  So
+ * leading instructions that touch neither the argument registers nor the
+ * stack (endbr64, test/mov between registers, a compare with a global) are
+ * stepped over when an emulated one follows; the probe there sees the same
+ * arguments and the same return address.
+ *
  * Return probes are attached before entry probes: a uretprobe only arms
  * itself when the function is entered after it exists, so an entry probe can
  * never see a call whose return goes unseen, which would leave the thread's
@@ -252,6 +262,106 @@ static int add_link(struct nsk_alloc_attach *a, struct bpf_link *l)
 	return 0;
 }
 
+/* Length of an instruction at p that leaves argument registers and the
+ * stack alone, 0 if it is not one we know. */
+static size_t harmless_len(const uint8_t *p)
+{
+	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+		return 4; /* endbr64 */
+	if ((p[0] == 0x48 || p[0] == 0x4c || p[0] == 0x49 || p[0] == 0x4d) &&
+	    p[1] == 0x85 && (p[2] & 0xc0) == 0xc0)
+		return 3; /* test r64, r64 */
+	if (p[0] == 0x85 && (p[1] & 0xc0) == 0xc0)
+		return 2; /* test r32, r32 */
+	if (p[0] == 0x80 && p[1] == 0x3d)
+		return 7; /* cmpb $imm8, disp32(%rip) */
+	if (p[0] == 0x83 && p[1] == 0x3d)
+		return 7; /* cmpl $imm8, disp32(%rip) */
+	return 0;
+}
+
+/* Whether the kernel emulates a uprobe on the instruction at p (x86). */
+static int emulated(const uint8_t *p)
+{
+	if (p[0] >= 0x50 && p[0] <= 0x57)
+		return 1; /* push */
+	if (p[0] == 0x41 && p[1] >= 0x50 && p[1] <= 0x57)
+		return 1; /* push r8-r15 */
+	if ((p[0] >= 0x70 && p[0] <= 0x7f) || p[0] == 0xe8 || p[0] == 0xe9 ||
+	    p[0] == 0xeb || p[0] == 0x90)
+		return 1; /* jcc, call, jmp, nop */
+	if (p[0] == 0x0f && p[1] >= 0x80 && p[1] <= 0x8f)
+		return 1; /* jcc rel32 */
+	return 0;
+}
+
+/* Bytes to step over at the start of function name in path so the probe is
+ * emulated (see the top of this file); 0 when in doubt. */
+static size_t entry_skip(const char *path, const char *name)
+{
+#if defined(__x86_64__)
+	uint8_t code[32];
+	Elf *elf = NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	size_t skip = 0, off = 0;
+	int fd, found = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n && !found; i++) {
+			const char *nm;
+
+			if (!gelf_getsym(data, (int)i, &sym) || !is_defined_func(&sym))
+				continue;
+			nm = elf_strptr(elf, sh.sh_link, sym.st_name);
+			found = nm && !strcmp(nm, name);
+		}
+	}
+	/* The symbol's file offset, from the section that holds it. */
+	scn = NULL;
+	while (found && (scn = elf_nextscn(elf, scn))) {
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+		    sym.st_value >= sh.sh_addr && sym.st_value < sh.sh_addr + sh.sh_size) {
+			off = sym.st_value - sh.sh_addr + sh.sh_offset;
+			break;
+		}
+	}
+	if (off && pread(fd, code, sizeof(code), (off_t)off) == (ssize_t)sizeof(code)) {
+		for (int k = 0; k < 3 && !emulated(code + skip); k++) {
+			size_t l = harmless_len(code + skip);
+
+			if (!l || skip + l + 8 > sizeof(code)) {
+				skip = 0;
+				break;
+			}
+			skip += l;
+		}
+		if (!emulated(code + skip))
+			skip = 0;
+	}
+	elf_end(elf);
+	close(fd);
+	return skip;
+#else
+	(void)path;
+	(void)name;
+	return 0;
+#endif
+}
+
 static int attach_one(struct nsk_alloc_attach *a, struct bpf_program *prog,
 		      const char *path, const struct probe_fn *fn, int ret)
 {
@@ -259,7 +369,8 @@ static int attach_one(struct nsk_alloc_attach *a, struct bpf_program *prog,
 		    .retprobe = ret, .bpf_cookie = fn->cookie);
 	struct bpf_link *l;
 
-	l = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &o);
+	l = bpf_program__attach_uprobe_opts(prog, -1, path,
+					    entry_skip(path, fn->name), &o);
 	if (!l)
 		return -errno;
 	return add_link(a, l);
