@@ -1,9 +1,442 @@
-/* nusku live: filled in by its issue; until then it says so and exits 2. */
+/* nusku live: the picture of a recording as it is made.
+ *
+ * One loop, no threads: read what the source has (a budget at a time) into
+ * the report loader's database, then draw the full screen or print a text
+ * snapshot once per interval, and take keys in between.  The stream is read
+ * even while the picture is paused, so nothing is lost by looking away.
+ *
+ * When the user quits while a recorder child runs, the child is asked to
+ * stop (SIGINT) and its last bytes are still read, so a recording kept with
+ * -o ends with its END record like any other. */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli/commands.h"
+#include "report/live.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: nusku live [options] FILE        follow a recording being written\n"
+		"       nusku live [options] -            read a recording from a pipe\n"
+		"       nusku live [options] -p PID       record a running process and show it\n"
+		"       nusku live [options] -- CMD ARGS  launch, record and show\n"
+		"       nusku live --ssh [user@]host [options] (-p PID | -- CMD ARGS)\n"
+		"\n"
+		"options:\n"
+		"  -o, --output FILE      also keep the recording in FILE\n"
+		"  -i, --interval SECS    redraw / snapshot period (default 1)\n"
+		"  -n, --count N          stop after N snapshots\n"
+		"      --top N            rows per view in a snapshot (default 5)\n"
+		"      --view NAME        cpu, alloc, offcpu, syscall or net: the view\n"
+		"                         shown first (only that one in a snapshot)\n"
+		"      --snapshot         print text snapshots even on a terminal\n"
+		"      --record-opt ARG   pass ARG on to nusku record (repeatable)\n"
+		"      --ssh [USER@]HOST  record on HOST over ssh and show it here\n"
+		"      --ssh-opt OPTS     options for ssh, split at blanks (repeatable)\n"
+		"      --remote-nusku P   the nusku program on the remote host\n"
+		"\n"
+		"On a terminal: 1-5/Tab views, s sort, space pause, t/P thread/process\n"
+		"filter, c clear filter, q quit.  Otherwise a text snapshot per interval.\n");
+}
+
+struct args {
+	struct nsk_live_opts o;
+	char **ssh_opts;
+	char **record_args;
+};
+
+static int push_arg(char ***v, int *n, const char *s)
+{
+	char **nv = realloc(*v, (*n + 2) * sizeof(**v));
+
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	nv[(*n)++] = (char *)s;
+	nv[*n] = NULL;
+	return 0;
+}
+
+static int parse_num(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* 0 parsed, 1 --help printed, 2 usage error (message printed). */
+static int parse(int argc, char **argv, struct nsk_live_opts *o)
+{
+	enum { O_TOP = 256, O_VIEW, O_SNAPSHOT, O_RECORD_OPT, O_SSH,
+	       O_SSH_OPT, O_REMOTE };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "top", required_argument, NULL, O_TOP },
+		{ "view", required_argument, NULL, O_VIEW },
+		{ "snapshot", no_argument, NULL, O_SNAPSHOT },
+		{ "record-opt", required_argument, NULL, O_RECORD_OPT },
+		{ "ssh", required_argument, NULL, O_SSH },
+		{ "ssh-opt", required_argument, NULL, O_SSH_OPT },
+		{ "remote-nusku", required_argument, NULL, O_REMOTE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	double v;
+	int c;
+
+	o->interval_s = 1;
+	o->top = 5;
+	/* The program after -- keeps its own options: cut argv there. */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			o->cmd = argv + i + 1;
+			if (!o->cmd[0]) {
+				fprintf(stderr, "nusku live: no program after --\n");
+				return 2;
+			}
+			argc = i;
+			break;
+		}
+	}
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:i:n:p:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'i':
+			if (parse_num(optarg, 0.05, 3600, &o->interval_s) < 0)
+				goto bad_value;
+			break;
+		case 'n':
+			if (parse_num(optarg, 1, 1e9, &v) < 0)
+				goto bad_value;
+			o->count = (long)v;
+			break;
+		case 'p':
+			if (parse_num(optarg, 1, 1 << 30, &v) < 0)
+				goto bad_value;
+			o->pid = (int)v;
+			break;
+		case O_TOP:
+			if (parse_num(optarg, 1, 1000, &v) < 0)
+				goto bad_value;
+			o->top = (int)v;
+			break;
+		case O_VIEW:
+			if (nsk_live_view__by_name(optarg) < 0) {
+				fprintf(stderr, "nusku live: unknown view '%s' "
+					"(cpu, alloc, offcpu, syscall, net)\n",
+					optarg);
+				return 2;
+			}
+			o->view = optarg;
+			break;
+		case O_SNAPSHOT:
+			o->force_snapshot = 1;
+			break;
+		case O_RECORD_OPT:
+			if (push_arg(&o->record_args, &o->nrecord_args, optarg) < 0)
+				return 2;
+			break;
+		case O_SSH:
+			o->ssh_host = optarg;
+			break;
+		case O_SSH_OPT: {
+			/* Split at blanks: "-p 2222 -i key" is four words
+			 * (argv's strings are ours to cut). */
+			char *save = NULL, *w;
+
+			for (w = strtok_r(optarg, " \t", &save); w;
+			     w = strtok_r(NULL, " \t", &save))
+				if (push_arg(&o->ssh_opts, &o->nssh_opts, w) < 0)
+					return 2;
+			break;
+		}
+		case O_REMOTE:
+			o->remote_nusku = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			fprintf(stderr, "nusku live: unknown option '%s'; see "
+				"'nusku live --help'\n", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		o->input = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "nusku live: one recording at a time ('%s' is "
+			"extra)\n", argv[optind]);
+		return 2;
+	}
+	if (o->input && o->cmd) {
+		fprintf(stderr, "nusku live: give a recording or a program "
+			"to record, not both\n");
+		return 2;
+	}
+	if (o->input && (o->pid || o->ssh_host)) {
+		fprintf(stderr, "nusku live: give a recording, or -p/--/--ssh "
+			"to record one, not both\n");
+		return 2;
+	}
+	if (o->pid && o->cmd) {
+		fprintf(stderr, "nusku live: -p and a command exclude each other\n");
+		return 2;
+	}
+	if (!o->input && !o->pid && !o->cmd) {
+		fprintf(stderr, "nusku live: nothing to show: give FILE, '-', "
+			"-p PID or -- CMD; see 'nusku live --help'\n");
+		return 2;
+	}
+	return 0;
+bad_value:
+	fprintf(stderr, "nusku live: bad value '%s' for %s\n", optarg,
+		argv[optind - 1]);
+	return 2;
+}
+
+struct run {
+	const struct nsk_live_opts *o;
+	struct nsk_live_source *src;
+	struct nsk_live_db *db;
+	struct nsk_reader *reader;
+	struct nsk_live_screen *screen;
+	int child_failed;
+	char child_msg[320];
+};
+
+static void status_of(struct run *r, struct nsk_live_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->source = nsk_live_source__name(r->src);
+	nsk_live_db__status(r->db, st);
+	st->bytes = nsk_live_source__bytes(r->src);
+	if (r->child_msg[0])
+		snprintf(st->message, sizeof(st->message), "%.*s",
+			 (int)sizeof(st->message) - 1, r->child_msg);
+	else if (st->ended && !st->clean_end && !st->message[0])
+		snprintf(st->message, sizeof(st->message),
+			 "the stream ended without the recording's end record");
+	else if (st->ended && !st->message[0])
+		snprintf(st->message, sizeof(st->message),
+			 "the recording ended");
+}
+
+static void check_child(struct run *r)
+{
+	int status;
+
+	if (r->child_msg[0])
+		return;
+	if (nsk_live_source__child_done(r->src, &status, r->child_msg,
+					sizeof(r->child_msg)) == 1 && status)
+		r->child_failed = 1;
+}
+
+/* Waits up to timeout_ms for input from the source or the keyboard. */
+static void wait_input(struct run *r, int timeout_ms)
+{
+	struct pollfd pfd[2];
+	int n = 0, fd = nsk_live_source__fd(r->src);
+
+	if (fd >= 0 && !nsk_live_db__ended(r->db)) {
+		pfd[n].fd = fd;
+		pfd[n++].events = POLLIN;
+	}
+	if (r->screen) {
+		pfd[n].fd = nsk_live_screen__fd(r->screen);
+		pfd[n++].events = POLLIN;
+	}
+	/* A followed file cannot be polled: the timer stands in. */
+	if (fd < 0 && timeout_ms > 100)
+		timeout_ms = 100;
+	poll(pfd, n, timeout_ms);
+}
+
+static int run_loop(struct run *r)
+{
+	const struct nsk_live_opts *o = r->o;
+	uint64_t interval = (uint64_t)(o->interval_s * 1e9);
+	uint64_t start = now_ns(), next = start + interval;
+	struct nsk_live_status st;
+	long printed = 0;
+	int res, ended = 0;
+
+	for (;;) {
+		res = 0;
+		if (!ended) {
+			res = nsk_live_db__pump(r->db, r->reader, 50000000ull);
+			if (res < 0)
+				ended = 1;
+		}
+		check_child(r);
+		if (r->screen && nsk_live_screen__keys(r->screen))
+			return 0;
+		if (stop_requested)
+			return 0;
+		if (now_ns() >= next || (ended && !r->screen)) {
+			status_of(r, &st);
+			if (r->screen) {
+				nsk_live_screen__draw(r->screen, r->db, &st);
+			} else {
+				if (nsk_live_snapshot__print(stdout, r->db, &st,
+							     o, (now_ns() - start) / 1e9) < 0)
+					return -EPIPE;
+				printed++;
+				if (ended || (o->count && printed >= o->count))
+					return 0;
+			}
+			while (next <= now_ns())
+				next += interval;
+		}
+		if (res != 1) {
+			uint64_t now = now_ns();
+			int ms = next > now ? (int)((next - now) / 1000000) + 1 : 0;
+
+			wait_input(r, ms);
+		}
+	}
+}
+
+static int cmd_live_run(const struct nsk_live_opts *o)
+{
+	struct nsk_reader_opts ropts = { 0 };
+	struct run r = { .o = o };
+	struct nsk_live_status st;
+	char err[320] = "";
+	struct nsk_io *io;
+	int res, ret = 1;
+
+	res = nsk_live_source__open(o, &r.src, err, sizeof(err));
+	if (res < 0)
+		goto cleanup;
+	if (o->ssh_host && isatty(STDERR_FILENO))
+		fprintf(stderr, "nusku live: connecting to %s...\n", o->ssh_host);
+	res = nsk_live_source__wait_start(r.src, err, sizeof(err));
+	if (res < 0) {
+		if (res == -EINTR)
+			snprintf(err, sizeof(err), "interrupted");
+		goto cleanup;
+	}
+	res = nsk_live_db__new(&r.db);
+	if (res < 0) {
+		snprintf(err, sizeof(err), "cannot set up the database: %s",
+			 strerror(-res));
+		goto cleanup;
+	}
+	io = nsk_live_source__io(r.src);
+	if (!io) {
+		res = -ENOMEM;
+		snprintf(err, sizeof(err), "out of memory");
+		goto cleanup;
+	}
+	ropts.on_problem = nsk_live_db__on_problem;
+	ropts.ctx = r.db;
+	res = nsk_reader__new(io, &ropts, &r.reader);
+	if (res < 0) {
+		nsk_live_db__status(r.db, &st);
+		check_child(&r);
+		snprintf(err, sizeof(err), "%.100s: %.200s",
+			 nsk_live_source__name(r.src),
+			 r.child_msg[0] ? r.child_msg
+			 : *st.message ? st.message : strerror(-res));
+		goto cleanup;
+	}
+	if (!o->force_snapshot && isatty(STDOUT_FILENO)) {
+		res = nsk_live_screen__new(o, &r.screen);
+		if (res < 0) {
+			snprintf(err, sizeof(err), "cannot start the screen: %s",
+				 strerror(-res));
+			goto cleanup;
+		}
+	}
+	res = run_loop(&r);
+	if (res == -EPIPE) {
+		ret = 1; /* our own output is gone: nothing to say it on */
+		goto cleanup;
+	}
+	nsk_live_screen__free(r.screen);
+	r.screen = NULL;
+	/* A recorder still running: stop it, keep its last bytes. */
+	if (!nsk_live_db__ended(r.db) && o->input == NULL) {
+		uint64_t until = now_ns() + 3000000000ull;
+
+		nsk_live_source__interrupt(r.src);
+		while (now_ns() < until &&
+		       nsk_live_db__pump(r.db, r.reader, 50000000ull) >= 0)
+			wait_input(&r, 100);
+	}
+	nsk_live_source__wait_child(r.src, 3000);
+	check_child(&r);
+	if (r.child_failed) {
+		snprintf(err, sizeof(err), "%s", r.child_msg);
+		goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	nsk_live_screen__free(r.screen);
+	nsk_reader__free(r.reader);
+	nsk_live_source__free(r.src);
+	nsk_live_db__free(r.db);
+	if (ret && err[0])
+		fprintf(stderr, "nusku live: %s\n", err);
+	return ret;
+}
 
 int cmd_live(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return nsk_cli__not_implemented("live");
+	struct nsk_live_opts o = { 0 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int res;
+
+	res = parse(argc, argv, &o);
+	if (res) {
+		res = res == 1 ? 0 : 2;
+		goto cleanup;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	res = cmd_live_run(&o);
+cleanup:
+	free(o.ssh_opts);
+	free(o.record_args);
+	return res;
 }
