@@ -50,10 +50,14 @@ static void usage(FILE *f)
 		"  -o, --output FILE      also keep the recording in FILE\n"
 		"  -i, --interval SECS    redraw / snapshot period (default 1)\n"
 		"  -n, --count N          stop after N snapshots\n"
+		"      --window SECS      the \"last window\" of the views (default 1)\n"
 		"      --top N            rows per view in a snapshot (default 5)\n"
 		"      --view NAME        cpu, alloc, offcpu, syscall or net: the view\n"
 		"                         shown first (only that one in a snapshot)\n"
 		"      --snapshot         print text snapshots even on a terminal\n"
+		"  -e, --events LIST      signals to record (nusku record -e)\n"
+		"  -F, --freq HZ          CPU sampling frequency (nusku record -F)\n"
+		"  -d, --duration SECS    record this long (nusku record -d)\n"
 		"      --record-opt ARG   pass ARG on to nusku record (repeatable)\n"
 		"      --ssh [USER@]HOST  record on HOST over ssh and show it here\n"
 		"      --ssh-opt OPTS     options for ssh, split at blanks (repeatable)\n"
@@ -97,7 +101,7 @@ static int parse_num(const char *s, double min, double max, double *out)
 /* 0 parsed, 1 --help printed, 2 usage error (message printed). */
 static int parse(int argc, char **argv, struct nsk_live_opts *o)
 {
-	enum { O_TOP = 256, O_VIEW, O_SNAPSHOT, O_RECORD_OPT, O_SSH,
+	enum { O_TOP = 256, O_WINDOW, O_VIEW, O_SNAPSHOT, O_RECORD_OPT, O_SSH,
 	       O_SSH_OPT, O_REMOTE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -105,9 +109,13 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 		{ "count", required_argument, NULL, 'n' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "top", required_argument, NULL, O_TOP },
+		{ "window", required_argument, NULL, O_WINDOW },
 		{ "view", required_argument, NULL, O_VIEW },
 		{ "snapshot", no_argument, NULL, O_SNAPSHOT },
 		{ "record-opt", required_argument, NULL, O_RECORD_OPT },
+		{ "events", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
 		{ "ssh", required_argument, NULL, O_SSH },
 		{ "ssh-opt", required_argument, NULL, O_SSH_OPT },
 		{ "remote-nusku", required_argument, NULL, O_REMOTE },
@@ -118,6 +126,7 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 	int c;
 
 	o->interval_s = 1;
+	o->window_s = 1;
 	o->top = 5;
 	/* The program after -- keeps its own options: cut argv there. */
 	for (int i = 1; i < argc; i++) {
@@ -133,7 +142,7 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:i:n:p:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:i:n:p:e:F:d:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;
@@ -157,6 +166,10 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 				goto bad_value;
 			o->top = (int)v;
 			break;
+		case O_WINDOW:
+			if (parse_num(optarg, 0.05, 1e6, &o->window_s) < 0)
+				goto bad_value;
+			break;
 		case O_VIEW:
 			if (nsk_live_view__by_name(optarg) < 0) {
 				fprintf(stderr, "nusku live: unknown view '%s' "
@@ -165,6 +178,15 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 				return 2;
 			}
 			o->view = optarg;
+			break;
+		case 'e':
+		case 'F':
+		case 'd':
+			/* Record's own options, passed on as given. */
+			if (push_arg(&o->record_args, &o->nrecord_args,
+				     c == 'e' ? "-e" : c == 'F' ? "-F" : "-d") < 0 ||
+			    push_arg(&o->record_args, &o->nrecord_args, optarg) < 0)
+				return 2;
 			break;
 		case O_SNAPSHOT:
 			o->force_snapshot = 1;

@@ -33,6 +33,7 @@ struct nsk_live_opts {
 	char **cmd;		  /* after --: the program to launch */
 	int pid;		  /* -p: attach */
 	double interval_s;	  /* redraw / snapshot period (default 1) */
+	double window_s;	  /* the views' "last window" (default 1) */
 	long count;		  /* snapshots to print, 0: until the end */
 	int top;		  /* rows per view in a snapshot (default 5) */
 	int force_snapshot;	  /* --snapshot: even on a terminal */

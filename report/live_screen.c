@@ -59,7 +59,7 @@ int nsk_live_screen__new(const struct nsk_live_opts *o,
 	keypad(stdscr, TRUE);
 	nodelay(stdscr, TRUE);
 	curs_set(0);
-	sc->window_ns = (uint64_t)(o->interval_s * 1e9);
+	sc->window_ns = (uint64_t)(o->window_s * 1e9);
 	if (o->view && nsk_live_view__by_name(o->view) >= 0)
 		sc->view = nsk_live_view__by_name(o->view);
 	sc->dirty = 1;

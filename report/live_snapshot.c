@@ -94,7 +94,7 @@ int nsk_live_snapshot__print(FILE *f, struct nsk_live_db *db,
 	for (int v = 0; v < NSK_LIVE_NVIEWS; v++) {
 		struct nsk_live_query q = {
 			.view = v,
-			.window_ns = (uint64_t)(o->interval_s * 1e9),
+			.window_ns = (uint64_t)(o->window_s * 1e9),
 			.limit = o->top,
 		};
 		struct nsk_live_table t;

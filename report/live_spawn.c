@@ -181,6 +181,9 @@ void nsk_live__explain_exit(char *msg, size_t len, int remote, int status,
 		return;
 	if (!last)
 		last = "";
+	/* The recorder's own "nusku: " prefix: we say who it was. */
+	if (!strncmp(last, "nusku: ", 7))
+		last += 7;
 	if (remote && status == 255) {
 		/* ssh's own failure: its message says it best. */
 		snprintf(msg, len, "ssh %s failed: %s", host,
