@@ -1,9 +1,194 @@
-/* nusku record: filled in by its issue; until then it says so and exits 2. */
+/* nusku record: parse the command line into struct nsk_record_opts and run
+ * a recording (record/session.c).  The only place in record/ that prints
+ * an error, once. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/commands.h"
+#include "record/record.h"
+#include "record/signals.h"
+
+enum {
+	OPT_NO_INHERIT = 256,
+	OPT_DURATION,
+	OPT_MIN_BLOCK,
+	OPT_SLOW_SYSCALL,
+	OPT_ALLOC_SAMPLE,
+	OPT_NO_KSTACKS,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: nusku record [options] -- PROGRAM [ARGS...]\n"
+		"       nusku record [options] -p PID\n"
+		"\n"
+		"Record a program, or a running process, into a .nsk file.\n"
+		"\n"
+		"  -o, --output FILE        where to write (default nusku.nsk; - is stdout)\n"
+		"  -p, --pid PID            attach to a running process and all its threads\n"
+		"  -e, --events LIST        signals to record, comma-separated (default: all:\n"
+		"                          ");
+	for (int i = 0; nsk_signals[i]; i++)
+		fprintf(f, "%s%s", i ? "," : " ", nsk_signals[i]->name);
+	fprintf(f,
+		")\n"
+		"  -F, --freq HZ            CPU samples per second (default 999)\n"
+		"  -d, --duration TIME      stop after TIME (seconds, or 500ms, 2m, ...)\n"
+		"      --no-inherit         do not follow children (fork, clone, exec)\n"
+		"      --no-kernel-stacks   take user stacks only\n"
+		"      --min-block TIME     offcpu: shortest blocking recorded (default 100us)\n"
+		"      --slow-syscall TIME  syscall: slower calls recorded one by one (default 1ms)\n"
+		"      --alloc-sample SIZE  alloc: sample one allocation per SIZE bytes\n"
+		"                           (default 0: every allocation)\n"
+		"  -q, --quiet              no status line\n"
+		"  -h, --help               this help\n"
+		"\n"
+		"Recording ends when the program exits (nusku then exits with its status),\n"
+		"on Ctrl-C or SIGTERM, or after --duration; the file is complete in every\n"
+		"case.  Needs root, or CAP_BPF + CAP_PERFMON.  See nusku-record(1).\n");
+}
+
+static int bad(const char *what, const char *arg)
+{
+	fprintf(stderr, "nusku: record: invalid %s '%s'; see 'nusku record --help'\n",
+		what, arg);
+	return 2;
+}
+
+static int check_events(const char *list)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	int ok = 1;
+
+	if (!copy)
+		return 0;
+	for (tok = strtok_r(copy, ",", &save); tok && ok; tok = strtok_r(NULL, ",", &save)) {
+		int found = !strcmp(tok, "all");
+
+		for (int i = 0; nsk_signals[i] && !found; i++)
+			found = !strcmp(tok, nsk_signals[i]->name);
+		if (!found) {
+			fprintf(stderr, "nusku: record: unknown event '%s' (this build has:", tok);
+			for (int i = 0; nsk_signals[i]; i++)
+				fprintf(stderr, " %s", nsk_signals[i]->name);
+			fprintf(stderr, ")\n");
+			ok = 0;
+		}
+	}
+	free(copy);
+	return ok;
+}
 
 int cmd_record(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return nsk_cli__not_implemented("record");
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
+		{ "no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACKS },
+		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+		{ "slow-syscall", required_argument, NULL, OPT_SLOW_SYSCALL },
+		{ "alloc-sample", required_argument, NULL, OPT_ALLOC_SAMPLE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct nsk_record_opts o = {
+		.output = "nusku.nsk",
+		.inherit = 1,
+		.freq_hz = 999,
+		.min_block_ns = 100000,
+		.slow_syscall_ns = 1000000,
+		.kernel_stacks = 1,
+	};
+	char errbuf[600];
+	uint64_t ns;
+	int c, status = 0, err;
+	char *end;
+	long v;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:p:e:F:d:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'p':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v <= 0 || v > INT_MAX)
+				return bad("pid", optarg);
+			o.pid = (int)v;
+			break;
+		case 'e':
+			if (!check_events(optarg))
+				return 2;
+			o.events = optarg;
+			break;
+		case 'F':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v <= 0 || v > 100000)
+				return bad("frequency (1-100000 Hz)", optarg);
+			o.freq_hz = (unsigned int)v;
+			break;
+		case 'd':
+			if (nsk_parse_duration(optarg, 1000000000ull, &ns) || !ns)
+				return bad("duration", optarg);
+			o.duration_s = (double)ns / 1e9;
+			break;
+		case OPT_NO_INHERIT:
+			o.inherit = 0;
+			break;
+		case OPT_NO_KSTACKS:
+			o.kernel_stacks = 0;
+			break;
+		case OPT_MIN_BLOCK:
+			if (nsk_parse_duration(optarg, 1000, &o.min_block_ns))
+				return bad("--min-block (e.g. 50us, 1ms)", optarg);
+			break;
+		case OPT_SLOW_SYSCALL:
+			if (nsk_parse_duration(optarg, 1000, &o.slow_syscall_ns))
+				return bad("--slow-syscall (e.g. 100us, 10ms)", optarg);
+			break;
+		case OPT_ALLOC_SAMPLE:
+			if (nsk_parse_size(optarg, &o.alloc_sample_bytes))
+				return bad("--alloc-sample (e.g. 512k)", optarg);
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "see 'nusku record --help'\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		o.argv = argv + optind;
+	if (o.pid && o.argv) {
+		fprintf(stderr, "nusku: record: give either -p PID or a program, not both\n");
+		return 2;
+	}
+	if (!o.pid && !o.argv) {
+		fprintf(stderr, "nusku: record: nothing to record: give -p PID or -- PROGRAM\n");
+		return 2;
+	}
+	/* argv - 1: main()'s argv, "nusku" included, for the META record */
+	err = nsk_record__run(&o, argv - 1, &status, errbuf, sizeof(errbuf));
+	if (err) {
+		fprintf(stderr, "nusku: record: %s\n", errbuf);
+		return 1;
+	}
+	return status;
 }

@@ -66,6 +66,14 @@ uint64_t nsk_session__stack(struct nsk_session *s, uint32_t pid,
 			    const uint64_t *user_ips, uint32_t nuser,
 			    uint32_t flags /* enum nsk_stack_flags */);
 
+/* The same for a stack taken at time (CLOCK_MONOTONIC ns): user addresses
+ * resolve against the program pid was running then, so a stack drained
+ * after the process exec'd still names the old program's functions. */
+uint64_t nsk_session__stack_at(struct nsk_session *s, uint32_t pid,
+			       uint64_t time, const uint64_t *kernel_ips,
+			       uint32_t nkernel, const uint64_t *user_ips,
+			       uint32_t nuser, uint32_t flags);
+
 /* Intern a string; writes its STRING record the first time.  0 on error. */
 uint64_t nsk_session__string(struct nsk_session *s, const char *str);
 

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/* CPU sampling: a perf_event program on a software cpu-clock event per CPU.
+ *
+ * Samples of targets only (nsk_targets), with their kernel and user stacks
+ * copied into the record: stack-map ids collide and are no identity, so
+ * user space interns the ips itself.  The record is built in a per-CPU
+ * scratch slot and sent with only the ips it holds.  No wakeup per record
+ * (BPF_RB_NO_WAKEUP): the recorder drains on a short timer, which costs a
+ * sixth of a wakeup per sample.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "target.bpf.h"
+#include <nusku/events/cpu.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 kernel_stacks = 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 * 1024 * 1024);
+} cpu_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nsk_ev_cpu_sample);
+} cpu_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NSK_CPU_LOST_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} cpu_lost SEC(".maps");
+
+static __always_inline void count_lost(__u32 what)
+{
+	__u64 *n = bpf_map_lookup_elem(&cpu_lost, &what);
+
+	if (n)
+		*n += 1; /* per CPU, and this program does not nest */
+}
+
+#define STACK_BYTES (NSK_MAX_STACK_DEPTH * sizeof(__u64))
+
+SEC("perf_event")
+int nsk_cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, zero = 0, nk = 0, nu = 0;
+	struct nsk_ev_cpu_sample *e;
+	long n, size;
+
+	if (!tgid || !nsk_is_target(tgid))
+		return 0;
+	e = bpf_map_lookup_elem(&cpu_scratch, &zero);
+	if (!e)
+		return 0;
+	e->hdr.type = NSK_EV_CPU_SAMPLE;
+	e->time = bpf_ktime_get_ns();
+	e->period = ctx->sample_period;
+	e->pid = tgid;
+	e->tid = (__u32)id;
+	e->cpu = bpf_get_smp_processor_id();
+	e->flags = 0;
+	if (kernel_stacks) {
+		n = bpf_get_stack(ctx, e->ips, STACK_BYTES, 0);
+		if (n < 0) {
+			count_lost(NSK_CPU_LOST_KSTACK);
+			e->flags |= NSK_EV_CPU_KSTACK_ERR;
+		} else {
+			nk = n / sizeof(__u64);
+		}
+	}
+	if (nk > NSK_MAX_STACK_DEPTH)
+		nk = NSK_MAX_STACK_DEPTH;
+	n = bpf_get_stack(ctx, &e->ips[nk], STACK_BYTES, BPF_F_USER_STACK);
+	if (n < 0) {
+		count_lost(NSK_CPU_LOST_USTACK);
+		e->flags |= NSK_EV_CPU_USTACK_ERR;
+	} else {
+		nu = n / sizeof(__u64);
+	}
+	if (nu > NSK_MAX_STACK_DEPTH)
+		nu = NSK_MAX_STACK_DEPTH;
+	e->nkernel = nk;
+	e->nuser = nu;
+	size = NSK_EV_CPU_SAMPLE_HDR_SIZE + (nk + nu) * sizeof(__u64);
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	e->hdr.size = size;
+	if (bpf_ringbuf_output(&cpu_events, e, size, BPF_RB_NO_WAKEUP))
+		count_lost(NSK_CPU_LOST_RINGBUF);
+	return 0;
+}

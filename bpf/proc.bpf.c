@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Process life of the targets: fork, exec, exit, rename.
+ *
+ * Following children happens here, in the kernel: when a target forks, the
+ * child's tgid is put in nsk_targets before the child first runs, so no
+ * sample, allocation or syscall of the child can be missed (user space
+ * would always be late).  Each event also goes to a ring buffer, with a
+ * wakeup: they are rare, and the recorder wants them at once to read the
+ * maps of a new program before it can exit.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "target.bpf.h"
+#include <nusku/events/proc.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 inherit = 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} proc_events SEC(".maps");
+
+/* Events the ring buffer had no room for (one counter, per CPU). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} proc_lost SEC(".maps");
+
+static __always_inline struct nsk_ev_proc *reserve(__u32 type)
+{
+	struct nsk_ev_proc *e;
+
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e) {
+		__u32 zero = 0;
+		__u64 *n = bpf_map_lookup_elem(&proc_lost, &zero);
+
+		if (n)
+			__sync_fetch_and_add(n, 1);
+		return 0;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->hdr.type = type;
+	e->hdr.size = sizeof(*e);
+	e->time = bpf_ktime_get_ns();
+	return e;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(nsk_proc_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	struct nsk_ev_proc *e;
+
+	if (!nsk_is_target(ptgid))
+		return 0;
+	if (ctgid != ptgid) {
+		__u8 one = 1;
+
+		if (!inherit)
+			return 0;
+		bpf_map_update_elem(&nsk_targets, &ctgid, &one, BPF_ANY);
+	}
+	e = reserve(NSK_EV_PROC_FORK);
+	if (!e)
+		return 0;
+	e->pid = ctgid;
+	e->tid = BPF_CORE_READ(child, pid);
+	e->ppid = ptgid;
+	e->ptid = BPF_CORE_READ(parent, pid);
+	BPF_CORE_READ_STR_INTO(&e->comm, child, comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(nsk_proc_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct nsk_ev_proc *e;
+
+	if (!nsk_is_target(tgid))
+		return 0;
+	e = reserve(NSK_EV_PROC_EXEC);
+	if (!e)
+		return 0;
+	e->pid = tgid;
+	e->tid = BPF_CORE_READ(p, pid);
+	e->ppid = old_pid;
+	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* Every thread passes here; signal->live reaches 0 for the last one (it is
+ * decremented before the tracepoint), which is portable where the
+ * tracepoint's group_dead argument is not. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(nsk_proc_exit, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct nsk_ev_proc *e;
+	int live;
+
+	if (!nsk_is_target(tgid))
+		return 0;
+	live = BPF_CORE_READ(p, signal, live.counter);
+	if (live == 0)
+		bpf_map_delete_elem(&nsk_targets, &tgid);
+	e = reserve(NSK_EV_PROC_EXIT);
+	if (!e)
+		return 0;
+	e->pid = tgid;
+	e->tid = BPF_CORE_READ(p, pid);
+	e->exit_code = BPF_CORE_READ(p, exit_code);
+	e->flags = live == 0 ? NSK_EV_PROC_GROUP_DEAD : 0;
+	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(nsk_proc_rename, struct task_struct *task, const char *comm)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct nsk_ev_proc *e;
+
+	if (!nsk_is_target(tgid))
+		return 0;
+	e = reserve(NSK_EV_PROC_COMM);
+	if (!e)
+		return 0;
+	e->pid = tgid;
+	e->tid = BPF_CORE_READ(task, pid);
+	bpf_probe_read_kernel_str(&e->comm, sizeof(e->comm), comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

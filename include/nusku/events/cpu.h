@@ -1,0 +1,40 @@
+/* CPU samples, from bpf/cpu.bpf.c to record/cpu.c.
+ *
+ * A sample carries its stacks by value (kernel ips then user ips, leaf
+ * first), never a stack-map id: those collide, and user space interns.
+ * The record is variable-length: only nkernel + nuser ips are sent.
+ */
+#ifndef NUSKU_EVENTS_CPU_H
+#define NUSKU_EVENTS_CPU_H
+
+#include <nusku/events/common.h>
+
+/* Indexes of the per-CPU loss counters (map cpu_lost). */
+#define NSK_CPU_LOST_RINGBUF 0 /* ring buffer full: sample dropped */
+#define NSK_CPU_LOST_KSTACK 1  /* kernel stack walk failed */
+#define NSK_CPU_LOST_USTACK 2  /* user stack walk failed */
+#define NSK_CPU_LOST_MAX 3
+
+/* flags */
+#define NSK_EV_CPU_USTACK_ERR 1u
+#define NSK_EV_CPU_KSTACK_ERR 2u
+
+struct nsk_ev_cpu_sample {
+	struct nsk_ev_header hdr; /* NSK_EV_CPU_SAMPLE */
+	__u64 time;
+	__u64 period; /* ns of CPU this sample stands for */
+	__u32 pid;
+	__u32 tid;
+	__u32 cpu;
+	__u32 flags;
+	__u32 nkernel;
+	__u32 nuser;
+	__u64 ips[2 * NSK_MAX_STACK_DEPTH];
+};
+
+#define NSK_EV_CPU_SAMPLE_HDR_SIZE 48
+_Static_assert(sizeof(struct nsk_ev_cpu_sample) ==
+		       NSK_EV_CPU_SAMPLE_HDR_SIZE + 8 * 2 * NSK_MAX_STACK_DEPTH,
+	       "nsk_ev_cpu_sample size");
+
+#endif

@@ -1,0 +1,29 @@
+/* Process life, from bpf/proc.bpf.c to record/proc.c.
+ *
+ * One record type for fork, exec, exit and rename (the tag in the header
+ * says which), so the user half keeps one switch.  A fork of a new process
+ * has pid != ppid; a new thread has pid == ppid.
+ */
+#ifndef NUSKU_EVENTS_PROC_H
+#define NUSKU_EVENTS_PROC_H
+
+#include <nusku/events/common.h>
+
+/* flags */
+#define NSK_EV_PROC_GROUP_DEAD 1u /* exit: the last thread of the process */
+
+struct nsk_ev_proc {
+	struct nsk_ev_header hdr; /* NSK_EV_PROC_{FORK,EXEC,EXIT,COMM} */
+	__u64 time;
+	__u32 pid;  /* tgid of the process the event is about */
+	__u32 tid;
+	__u32 ppid; /* fork: parent's tgid; exec: the tid before exec */
+	__u32 ptid; /* fork: parent's tid */
+	__s32 exit_code; /* exit: the kernel's wait status (code << 8 | signal) */
+	__u32 flags;
+	char comm[NSK_COMM_LEN];
+};
+
+_Static_assert(sizeof(struct nsk_ev_proc) == 56, "nsk_ev_proc size");
+
+#endif

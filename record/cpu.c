@@ -1,0 +1,234 @@
+/* The cpu signal: a software cpu-clock perf event on every online CPU at
+ * the requested frequency, each running bpf/cpu.bpf.c, which keeps the
+ * samples of targets and copies their stacks into a ring buffer.
+ *
+ * Each sample becomes a SAMPLE record weighted by the event's period (the
+ * ns of CPU it stands for); its stack is interned by the session.  Losses
+ * counted in the kernel (ring buffer full, stack walk failed) are read on
+ * every poll and handed to the session as deltas.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "record/session.h"
+#include <nusku/events/cpu.h>
+#include "cpu.skel.h"
+
+struct cpu_state {
+	struct nsk_session *s;
+	struct cpu_bpf *skel;
+	struct bpf_link **links;
+	int *pfds;
+	int ncpu;
+	int lost_fd;
+	uint64_t lost_seen[NSK_CPU_LOST_MAX];
+};
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct cpu_state *st = ctx;
+	const struct nsk_ev_cpu_sample *e = data;
+	struct nsk_record rec = { .type = NSK_REC_SAMPLE };
+	uint32_t flags = 0;
+
+	if (size < NSK_EV_CPU_SAMPLE_HDR_SIZE || e->hdr.type != NSK_EV_CPU_SAMPLE ||
+	    e->nkernel > NSK_MAX_STACK_DEPTH || e->nuser > NSK_MAX_STACK_DEPTH ||
+	    NSK_EV_CPU_SAMPLE_HDR_SIZE + (e->nkernel + e->nuser) * 8ull > size)
+		return 0;
+	if (e->flags & NSK_EV_CPU_USTACK_ERR)
+		flags |= NSK_STACK_USER_ERROR;
+	if (e->nuser == NSK_MAX_STACK_DEPTH)
+		flags |= NSK_STACK_TRUNCATED;
+	rec.sample.time = e->time;
+	rec.sample.pid = e->pid;
+	rec.sample.tid = e->tid;
+	rec.sample.cpu = e->cpu;
+	rec.sample.weight = e->period;
+	rec.sample.stack_id = nsk_session__stack_at(st->s, e->pid, e->time,
+						    e->ips, e->nkernel,
+						    e->ips + e->nkernel, e->nuser,
+						    flags);
+	if (!rec.sample.stack_id) {
+		nsk_session__lost(st->s, "cpu.stack", 1);
+		return 0;
+	}
+	/* A write error is the session's to report; keep draining. */
+	nsk_session__emit(st->s, &rec);
+	return 0;
+}
+
+/* Online CPUs from sysfs ("0-3,5"); possible CPUs when it is unreadable. */
+static int online_cpus(int ncpu, char *online)
+{
+	char buf[1024], *p = buf;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		memset(online, 1, ncpu);
+		return 0;
+	}
+	fclose(f);
+	while (*p && *p != '\n') {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			break;
+		p = end;
+		if (*p == '-')
+			b = strtol(p + 1, &p, 10);
+		for (long i = a; i <= b && i < ncpu; i++)
+			if (i >= 0)
+				online[i] = 1;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+static void cpu_stop(void *state)
+{
+	struct cpu_state *st = state;
+
+	if (!st)
+		return;
+	for (int i = 0; i < st->ncpu; i++) {
+		bpf_link__destroy(st->links ? st->links[i] : NULL);
+		if (st->pfds && st->pfds[i] >= 0)
+			close(st->pfds[i]);
+	}
+	free(st->links);
+	free(st->pfds);
+	cpu_bpf__destroy(st->skel);
+	free(st);
+}
+
+static int cpu_start(struct nsk_session *s, void **state)
+{
+	const struct nsk_record_opts *o = nsk_session__opts(s);
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = o->freq_hz ? o->freq_hz : 999,
+	};
+	struct cpu_state *st = calloc(1, sizeof(*st));
+	char *online = NULL;
+	int err, opened = 0;
+
+	if (!st)
+		return -ENOMEM;
+	st->s = s;
+	st->ncpu = libbpf_num_possible_cpus();
+	if (st->ncpu <= 0) {
+		err = st->ncpu ? st->ncpu : -EINVAL;
+		goto cleanup;
+	}
+	st->links = calloc(st->ncpu, sizeof(*st->links));
+	st->pfds = calloc(st->ncpu, sizeof(*st->pfds));
+	online = calloc(st->ncpu, 1);
+	if (!st->links || !st->pfds || !online) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (int i = 0; i < st->ncpu; i++)
+		st->pfds[i] = -1;
+	online_cpus(st->ncpu, online);
+
+	st->skel = cpu_bpf__open();
+	if (!st->skel) {
+		err = -errno;
+		goto cleanup;
+	}
+	st->skel->rodata->kernel_stacks = o->kernel_stacks ? 1 : 0;
+	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
+				nsk_session__targets_fd(s));
+	if (!err)
+		err = cpu_bpf__load(st->skel);
+	if (err)
+		goto cleanup;
+	for (int i = 0; i < st->ncpu; i++) {
+		int fd;
+
+		if (!online[i])
+			continue;
+		fd = (int)syscall(SYS_perf_event_open, &attr, -1, i, -1,
+				  PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue; /* went offline */
+			err = -errno;
+			goto cleanup;
+		}
+		st->pfds[i] = fd;
+		st->links[i] = bpf_program__attach_perf_event(
+			st->skel->progs.nsk_cpu_sample, fd);
+		if (!st->links[i]) {
+			err = -errno;
+			goto cleanup;
+		}
+		opened++;
+	}
+	if (!opened) {
+		err = -ENODEV;
+		goto cleanup;
+	}
+	st->lost_fd = bpf_map__fd(st->skel->maps.cpu_lost);
+	err = nsk_session__add_ringbuf(s, bpf_map__fd(st->skel->maps.cpu_events),
+				       on_sample, st);
+	if (err)
+		goto cleanup;
+	*state = st;
+	st = NULL;
+cleanup:
+	free(online);
+	cpu_stop(st);
+	return err;
+}
+
+static int cpu_poll(struct nsk_session *s, void *state, int final)
+{
+	static const char *const sources[NSK_CPU_LOST_MAX] = {
+		[NSK_CPU_LOST_RINGBUF] = "cpu.ringbuf",
+		[NSK_CPU_LOST_KSTACK] = "cpu.kstack",
+		[NSK_CPU_LOST_USTACK] = "cpu.ustack",
+	};
+	struct cpu_state *st = state;
+	uint64_t *v = calloc(st->ncpu, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (__u32 k = 0; k < NSK_CPU_LOST_MAX; k++) {
+		uint64_t total = 0;
+
+		if (bpf_map_lookup_elem(st->lost_fd, &k, v))
+			continue;
+		for (int i = 0; i < st->ncpu; i++)
+			total += v[i];
+		if (total > st->lost_seen[k]) {
+			nsk_session__lost(s, sources[k], total - st->lost_seen[k]);
+			st->lost_seen[k] = total;
+		}
+	}
+	free(v);
+	return 0;
+}
+
+const struct nsk_signal nsk_signal_cpu = {
+	.name = "cpu",
+	.start = cpu_start,
+	.poll = cpu_poll,
+	.on_process = NULL,
+	.stop = cpu_stop,
+};

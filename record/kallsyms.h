@@ -1,0 +1,20 @@
+/* Kernel symbols from /proc/kallsyms, for kernel frames. */
+#ifndef NUSKU_RECORD_KALLSYMS_H
+#define NUSKU_RECORD_KALLSYMS_H
+
+#include <stdint.h>
+
+struct nsk_kallsyms;
+
+/* Reads /proc/kallsyms (or path, for tests).  -errno; an unreadable file or
+ * one with hidden addresses (kptr_restrict) gives an empty table, not an
+ * error: kernel frames are then unresolved. */
+int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out);
+void nsk_kallsyms__free(struct nsk_kallsyms *k);
+
+/* The function containing addr and its module ("vmlinux" for the kernel
+ * itself); 0 when unknown. */
+int nsk_kallsyms__find(const struct nsk_kallsyms *k, uint64_t addr,
+		       const char **name, const char **module);
+
+#endif

@@ -1,0 +1,159 @@
+/* /proc/PID/maps into an address space: executable mappings only, each
+ * bound to the module of its file.  A file replaced on disk since it was
+ * mapped (another inode, or " (deleted)") is opened through
+ * /proc/PID/map_files, which still holds the mapped one. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "record/maps.h"
+#include "record/symbols.h"
+
+static int add_map(struct nsk_aspace *as, size_t *cap, const struct nsk_map *m)
+{
+	if (as->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 32;
+		struct nsk_map *v = realloc(as->maps, ncap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		as->maps = v;
+		*cap = ncap;
+	}
+	as->maps[as->n++] = *m;
+	return 0;
+}
+
+static int cmp_map(const void *a, const void *b)
+{
+	const struct nsk_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int nsk_aspace__read(uint32_t pid, uint64_t since, struct nsk_symbols *syms,
+		     struct nsk_aspace **out)
+{
+	struct nsk_aspace *as = calloc(1, sizeof(*as));
+	char fname[64], line[4608], openp[4200];
+	size_t cap = 0;
+	FILE *f;
+	int err = 0;
+
+	if (!as)
+		return -ENOMEM;
+	as->pid = pid;
+	as->since = since;
+	as->refs = 1;
+	snprintf(fname, sizeof(fname), "/proc/%u/maps", pid);
+	f = fopen(fname, "re");
+	if (!f)
+		goto done;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, ino;
+		char perms[8], *path, *nl;
+		struct nsk_map m = { 0 };
+		int pos = 0;
+		struct stat st;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %llu %n", &start, &end,
+			   perms, &off, &ino, &pos) < 5 || perms[2] != 'x')
+			continue;
+		path = line + pos;
+		nl = strchr(path, '\n');
+		if (nl)
+			*nl = 0;
+		m.start = start;
+		m.end = end;
+		m.pgoff = off;
+		m.ino = ino;
+		m.file = path[0] == '/';
+		if (!path[0])
+			path = "[anon]";
+		snprintf(openp, sizeof(openp), "%s", path);
+		if (m.file) {
+			size_t len = strlen(path);
+			const char *del = " (deleted)";
+
+			if (len > strlen(del) && !strcmp(path + len - strlen(del), del))
+				path[len - strlen(del)] = 0;
+			if (stat(path, &st) || st.st_ino != ino)
+				snprintf(openp, sizeof(openp),
+					 "/proc/%u/map_files/%llx-%llx", pid,
+					 start, end);
+			else
+				snprintf(openp, sizeof(openp), "%s", path);
+		}
+		m.mod = nsk_symbols__module(syms, path, m.file ? openp : NULL,
+					    m.file ? ino : 0);
+		if (!m.mod || add_map(as, &cap, &m)) {
+			err = -ENOMEM;
+			break;
+		}
+	}
+	fclose(f);
+	qsort(as->maps, as->n, sizeof(*as->maps), cmp_map);
+done:
+	if (err) {
+		nsk_aspace__put(as);
+		return err;
+	}
+	*out = as;
+	return 0;
+}
+
+void nsk_aspace__inherit_ids(struct nsk_aspace *new_as,
+			     const struct nsk_aspace *old)
+{
+	size_t j = 0;
+
+	/* both sorted by start */
+	for (size_t i = 0; i < new_as->n && j < old->n; i++) {
+		struct nsk_map *m = &new_as->maps[i];
+
+		while (j < old->n && old->maps[j].start < m->start)
+			j++;
+		if (j < old->n && old->maps[j].start == m->start &&
+		    old->maps[j].end == m->end && old->maps[j].pgoff == m->pgoff &&
+		    old->maps[j].mod == m->mod)
+			m->mapping_id = old->maps[j].mapping_id;
+	}
+}
+
+struct nsk_map *nsk_aspace__find(struct nsk_aspace *as, uint64_t addr)
+{
+	size_t lo = 0, hi = as->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (as->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < as->maps[lo - 1].end)
+		return &as->maps[lo - 1];
+	return NULL;
+}
+
+struct nsk_aspace *nsk_aspace__get(struct nsk_aspace *as)
+{
+	if (as)
+		as->refs++;
+	return as;
+}
+
+void nsk_aspace__put(struct nsk_aspace *as)
+{
+	while (as && --as->refs == 0) {
+		struct nsk_aspace *older = as->older;
+
+		free(as->maps);
+		free(as);
+		as = older;
+	}
+}

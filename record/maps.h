@@ -1,0 +1,48 @@
+/* Address spaces: the executable mappings of a process, from
+ * /proc/PID/maps, each tied to its module (record/symbols.h).
+ *
+ * A process has one address space per program it ran: exec starts a new
+ * one, valid from the exec's time, so a sample taken before the exec but
+ * drained after it still resolves against the old program.  A fork shares
+ * its parent's until it needs to re-read its own.
+ */
+#ifndef NUSKU_RECORD_MAPS_H
+#define NUSKU_RECORD_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct nsk_symbols;
+struct nsk_module;
+
+struct nsk_map {
+	uint64_t start, end, pgoff, ino;
+	struct nsk_module *mod; /* the file, or a pseudo-module ([vdso], [anon]) */
+	uint64_t mapping_id;	/* 0 until its MAPPING record was written */
+	int file;		/* backed by a file */
+};
+
+struct nsk_aspace {
+	uint32_t pid;	/* the process whose maps these are */
+	uint64_t since; /* CLOCK_MONOTONIC ns from which it is valid */
+	uint64_t read_at; /* when /proc/PID/maps was last read */
+	struct nsk_map *maps; /* sorted by start, no overlap */
+	size_t n;
+	int refs;
+	struct nsk_aspace *older; /* the program before the last exec */
+};
+
+/* Read the executable mappings of pid.  An unreadable maps file gives an
+ * empty address space (the process is gone): not an error.  -ENOMEM. */
+int nsk_aspace__read(uint32_t pid, uint64_t since, struct nsk_symbols *syms,
+		     struct nsk_aspace **out);
+/* Keep the mapping ids of old for the identical mappings of new, so a
+ * re-read does not define them twice. */
+void nsk_aspace__inherit_ids(struct nsk_aspace *new_as,
+			     const struct nsk_aspace *old);
+struct nsk_map *nsk_aspace__find(struct nsk_aspace *as, uint64_t addr);
+struct nsk_aspace *nsk_aspace__get(struct nsk_aspace *as);
+/* Drops a reference (and the older chain's when it was the last). */
+void nsk_aspace__put(struct nsk_aspace *as);
+
+#endif

@@ -1,0 +1,587 @@
+/* A recording session: the writer, the shared target map, the ring buffers
+ * and the event loop that drives every signal.
+ *
+ * The order matters and is the whole point of this file: check privileges
+ * (creating the target map is the first thing that needs them), check the
+ * target, create the output, start process tracking and every signal, and
+ * only then let a launched program exec, so its first instruction is seen.
+ * The loop drains the ring buffers on a 100 ms timer (BPF programs write
+ * without waking us; only process events wake the loop), calls each
+ * signal's poll(), flushes the writer and redraws the status line.  Every
+ * way out writes LOSS and END records and closes the writer, so the file is
+ * complete however the recording ends.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "config.h"
+#include "record/intern.h"
+#include "record/kallsyms.h"
+#include "record/record.h"
+#include "record/session_int.h"
+#include "record/signals.h"
+#include "record/symbols.h"
+
+#define TICK_NS 100000000ull
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+uint64_t nsk_session__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int nsk_session__fail(struct nsk_session *s, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!s->errmsg[0]) {
+		va_start(ap, fmt);
+		vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+ssize_t nsk_read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n, total = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total < size - 1) {
+		n = read(fd, buf + total, size - 1 - total);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		total += n;
+	}
+	close(fd);
+	buf[total] = 0;
+	return total;
+}
+
+const struct nsk_record_opts *nsk_session__opts(const struct nsk_session *s)
+{
+	return &s->opts;
+}
+
+int nsk_session__targets_fd(const struct nsk_session *s)
+{
+	return s->targets_fd;
+}
+
+int nsk_session__add_ringbuf(struct nsk_session *s, int map_fd,
+			     ring_buffer_sample_fn fn, void *ctx)
+{
+	if (!s->rb) {
+		s->rb = ring_buffer__new(map_fd, fn, ctx, NULL);
+		return s->rb ? 0 : -errno;
+	}
+	return ring_buffer__add(s->rb, map_fd, fn, ctx);
+}
+
+int nsk_session__emit(struct nsk_session *s, const struct nsk_record *rec)
+{
+	int err;
+
+	if (s->err)
+		return s->err;
+	err = nsk_writer__append(s->w, rec);
+	if (err) {
+		s->err = err;
+		return nsk_session__fail(s, err, "writing %s: %s",
+					 s->opts.output, strerror(-err));
+	}
+	s->records++;
+	if (rec->type == NSK_REC_SAMPLE)
+		s->samples++;
+	return 0;
+}
+
+uint64_t nsk_session__string(struct nsk_session *s, const char *str)
+{
+	size_t len = strlen(str);
+	uint64_t id = nsk_intern__find(s->strings, str, len);
+	struct nsk_record rec = { .type = NSK_REC_STRING };
+
+	if (id)
+		return id;
+	id = ++s->next_string;
+	if (nsk_intern__add(s->strings, str, len, id))
+		return 0;
+	rec.string.id = id;
+	rec.string.str.data = (const uint8_t *)str;
+	rec.string.str.len = (uint32_t)len;
+	if (nsk_session__emit(s, &rec))
+		return 0;
+	return id;
+}
+
+void nsk_session__lost(struct nsk_session *s, const char *source,
+		       uint64_t count)
+{
+	struct nsk_loss *l = NULL;
+
+	if (!count)
+		return;
+	for (int i = 0; i < s->nlosses; i++)
+		if (!strcmp(s->losses[i].source, source))
+			l = &s->losses[i];
+	if (!l) {
+		if (s->nlosses == NSK_SESSION_MAX_LOSSES)
+			l = &s->losses[NSK_SESSION_MAX_LOSSES - 1];
+		else if ((s->losses[s->nlosses].source = strdup(source)))
+			l = &s->losses[s->nlosses++];
+		else
+			return;
+	}
+	if (!l->pending)
+		l->since = nsk_session__now();
+	l->pending += count;
+	l->total += count;
+	s->lost_total += count;
+}
+
+static void flush_losses(struct nsk_session *s, uint64_t now)
+{
+	for (int i = 0; i < s->nlosses; i++) {
+		struct nsk_loss *l = &s->losses[i];
+		struct nsk_record rec = { .type = NSK_REC_LOSS };
+
+		if (!l->pending)
+			continue;
+		if (!l->source_id)
+			l->source_id = nsk_session__string(s, l->source);
+		rec.loss.time_start = l->since;
+		rec.loss.time_end = now;
+		rec.loss.source_id = l->source_id;
+		rec.loss.count = l->pending;
+		l->pending = 0;
+		nsk_session__emit(s, &rec);
+	}
+}
+
+uint64_t nsk_session__stack(struct nsk_session *s, uint32_t pid,
+			    const uint64_t *kernel_ips, uint32_t nkernel,
+			    const uint64_t *user_ips, uint32_t nuser,
+			    uint32_t flags)
+{
+	return nsk_stacks__intern(s, pid, UINT64_MAX, kernel_ips, nkernel,
+				  user_ips, nuser, flags);
+}
+
+uint64_t nsk_session__stack_at(struct nsk_session *s, uint32_t pid,
+			       uint64_t time, const uint64_t *kernel_ips,
+			       uint32_t nkernel, const uint64_t *user_ips,
+			       uint32_t nuser, uint32_t flags)
+{
+	return nsk_stacks__intern(s, pid, time, kernel_ips, nkernel, user_ips,
+				  nuser, flags);
+}
+
+static int meta(struct nsk_session *s, const char *key, const char *value)
+{
+	struct nsk_record rec = { .type = NSK_REC_META };
+
+	rec.meta.key.data = (const uint8_t *)key;
+	rec.meta.key.len = (uint32_t)strlen(key);
+	rec.meta.value.data = (const uint8_t *)value;
+	rec.meta.value.len = (uint32_t)strlen(value);
+	return nsk_session__emit(s, &rec);
+}
+
+/* argv joined with spaces, for META (PROCESS records keep NULs). */
+static void join_argv(char *buf, size_t size, char *const *argv)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int i = 0; argv && argv[i] && off + 1 < size; i++)
+		off += snprintf(buf + off, size - off, "%s%s", i ? " " : "",
+				argv[i]);
+}
+
+static int write_header(struct nsk_session *s, char *const *nusku_argv)
+{
+	struct nsk_record rec = { .type = NSK_REC_CLOCK };
+	char buf[4096], events[256] = "";
+	struct utsname u;
+	struct timespec rt;
+	int err;
+
+	rec.clock.monotonic_ns = nsk_session__now();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	rec.clock.realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	err = nsk_session__emit(s, &rec);
+	if (err)
+		return err;
+	uname(&u);
+	meta(s, "nusku.version", PACKAGE_VERSION);
+	meta(s, "host", u.nodename);
+	meta(s, "kernel", u.release);
+	meta(s, "arch", u.machine);
+	join_argv(buf, sizeof(buf), nusku_argv);
+	meta(s, "nusku.cmdline", buf);
+	if (s->launched) {
+		join_argv(buf, sizeof(buf), s->opts.argv);
+		meta(s, "target.cmdline", buf);
+		meta(s, "target.mode", "launch");
+	} else {
+		char path[64];
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", s->opts.pid);
+		n = nsk_read_file(path, buf, sizeof(buf));
+		for (ssize_t i = 0; i + 1 < n; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		meta(s, "target.cmdline", n > 0 ? buf : "");
+		meta(s, "target.mode", "attach");
+	}
+	snprintf(buf, sizeof(buf), "%d", (int)s->root);
+	meta(s, "target.pid", buf);
+	for (int i = 0; i < s->nsigs; i++) {
+		size_t len = strlen(events);
+
+		snprintf(events + len, sizeof(events) - len, "%s%s",
+			 i ? "," : "", s->sigs[i].sig->name);
+	}
+	meta(s, "events", events);
+	snprintf(buf, sizeof(buf), "%u", s->opts.freq_hz);
+	meta(s, "cpu.freq_hz", buf);
+	meta(s, "inherit", s->opts.inherit ? "1" : "0");
+	meta(s, "kernel_stacks", s->opts.kernel_stacks ? "1" : "0");
+	return s->err;
+}
+
+/* The signals --events names, in table order; all of them by default. */
+static int pick_signals(struct nsk_session *s)
+{
+	for (int i = 0; nsk_signals[i]; i++) {
+		const char *ev = s->opts.events;
+		size_t len = strlen(nsk_signals[i]->name);
+		int want = !ev || !*ev || !strcmp(ev, "all");
+
+		while (!want && ev && *ev) {
+			if (!strncmp(ev, nsk_signals[i]->name, len) &&
+			    (ev[len] == ',' || !ev[len]))
+				want = 1;
+			ev = strchr(ev, ',');
+			if (ev)
+				ev++;
+		}
+		if (want && s->nsigs < NSK_SESSION_MAX_SIGNALS)
+			s->sigs[s->nsigs++].sig = nsk_signals[i];
+	}
+	return 0;
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	if (!getenv("NUSKU_DEBUG"))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static void session_free(struct nsk_session *s)
+{
+	if (!s)
+		return;
+	for (int i = s->nsigs - 1; i >= 0; i--)
+		if (s->sigs[i].sig->stop)
+			s->sigs[i].sig->stop(s->sigs[i].state);
+	nsk_proc__stop(s);
+	ring_buffer__free(s->rb);
+	nsk_writer__free(s->w);
+	if (s->out_fd >= 0 && !s->w && s->out_fd != STDOUT_FILENO)
+		close(s->out_fd);
+	if (s->targets_fd >= 0)
+		close(s->targets_fd);
+	if (s->go_fd >= 0)
+		close(s->go_fd);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	nsk_proc__free_all(s);
+	nsk_intern__free(s->strings);
+	nsk_intern__free(s->frames);
+	nsk_intern__free(s->stacks);
+	nsk_symbols__free(s->syms);
+	nsk_kallsyms__free(s->ksyms);
+	for (int i = 0; i < s->nlosses; i++)
+		free(s->losses[i].source);
+	free(s);
+}
+
+static int open_output(struct nsk_session *s)
+{
+	struct nsk_io *io;
+	int err;
+
+	if (!strcmp(s->opts.output, "-")) {
+		s->out_fd = STDOUT_FILENO;
+	} else {
+		s->out_fd = open(s->opts.output,
+				 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (s->out_fd < 0)
+			return nsk_session__fail(s, -errno, "cannot create %s: %s",
+						 s->opts.output, strerror(errno));
+		/* an existing file keeps its mode through O_TRUNC */
+		if (fchmod(s->out_fd, 0600) < 0)
+			return nsk_session__fail(s, -errno, "cannot chmod %s: %s",
+						 s->opts.output, strerror(errno));
+	}
+	io = nsk_io__from_fd(s->out_fd, s->out_fd != STDOUT_FILENO);
+	if (!io)
+		return -ENOMEM;
+	err = nsk_writer__new(io, NULL, &s->w);
+	if (err)
+		return nsk_session__fail(s, err, "cannot write %s: %s",
+					 s->opts.output, strerror(-err));
+	return 0;
+}
+
+static int start_signals(struct nsk_session *s)
+{
+	int err;
+
+	for (int i = 0; i < s->nsigs; i++) {
+		err = s->sigs[i].sig->start(s, &s->sigs[i].state);
+		if (err) {
+			const char *why = strerror(-err);
+
+			if (err == -EPERM || err == -EACCES)
+				why = "permission denied (needs root, or CAP_BPF + CAP_PERFMON)";
+			return nsk_session__fail(s, err, "cannot start %s: %s",
+						 s->sigs[i].sig->name, why);
+		}
+	}
+	return 0;
+}
+
+static void poll_signals(struct nsk_session *s, int final)
+{
+	nsk_proc__poll(s, final);
+	for (int i = 0; i < s->nsigs; i++) {
+		int err = s->sigs[i].sig->poll(s, s->sigs[i].state, final);
+
+		if (err && !s->err)
+			nsk_session__fail(s, err, "%s: %s", s->sigs[i].sig->name,
+					  strerror(-err));
+	}
+}
+
+static void drain(struct nsk_session *s)
+{
+	if (s->rb)
+		ring_buffer__consume(s->rb);
+}
+
+static int event_loop(struct nsk_session *s)
+{
+	uint64_t end = 0, next_tick = nsk_session__now() + TICK_NS;
+	struct epoll_event ev = { .events = EPOLLIN }, evs[4];
+	int ep, err = 0;
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		return nsk_session__fail(s, -errno, "epoll: %s", strerror(errno));
+	if (s->rb) {
+		ev.data.u32 = 1;
+		epoll_ctl(ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev);
+	}
+	if (s->pidfd >= 0) {
+		ev.data.u32 = 2;
+		epoll_ctl(ep, EPOLL_CTL_ADD, s->pidfd, &ev);
+	}
+	if (s->opts.duration_s > 0)
+		end = s->start_ns + (uint64_t)(s->opts.duration_s * 1e9);
+	while (!stop_signal && !s->err) {
+		uint64_t now = nsk_session__now();
+		int timeout = next_tick > now ? (int)((next_tick - now) / 1000000) + 1 : 0;
+		int n = epoll_wait(ep, evs, 4, timeout);
+
+		if (n < 0 && errno != EINTR) {
+			err = nsk_session__fail(s, -errno, "epoll: %s", strerror(errno));
+			break;
+		}
+		drain(s);
+		for (int i = 0; i < n; i++)
+			if (evs[i].data.u32 == 2)
+				s->root_done = 1;
+		if (s->root_done)
+			break;
+		now = nsk_session__now();
+		if (now >= next_tick) {
+			poll_signals(s, 0);
+			flush_losses(s, now);
+			if (!s->err)
+				nsk_writer__tick(s->w, now);
+			nsk_status__update(s, now, 0);
+			next_tick = now + TICK_NS;
+		}
+		if (end && now >= end)
+			break;
+	}
+	close(ep);
+	return err ? err : s->err;
+}
+
+/* Samples still in flight when the target ended are in the ring buffers:
+ * drain, let each signal read its last aggregates, drain again. */
+static int finish(struct nsk_session *s)
+{
+	struct nsk_record rec = { .type = NSK_REC_END };
+	uint64_t now;
+	int err;
+
+	drain(s);
+	poll_signals(s, 1);
+	drain(s);
+	now = nsk_session__now();
+	flush_losses(s, now);
+	rec.end.time = now;
+	rec.end.records = s->records;
+	rec.end.lost = s->lost_total;
+	nsk_session__emit(s, &rec);
+	nsk_status__update(s, now, 1);
+	err = nsk_writer__close(s->w);
+	s->w = NULL;
+	s->out_fd = -1;
+	if (err && !s->err)
+		return nsk_session__fail(s, err, "writing %s: %s", s->opts.output,
+					 strerror(-err));
+	return s->err;
+}
+
+static int session_init(struct nsk_session *s)
+{
+	int fd;
+
+	/* The first thing that needs privileges: say which ones. */
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "nsk_targets", sizeof(__u32),
+			    sizeof(__u8), 8192, NULL);
+	if (fd < 0) {
+		if (errno == EPERM || errno == EACCES)
+			return nsk_session__fail(s, -EPERM,
+				"permission denied: recording needs root, or CAP_BPF + CAP_PERFMON");
+		return nsk_session__fail(s, -errno, "cannot create a BPF map: %s",
+					 strerror(errno));
+	}
+	s->targets_fd = fd;
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return nsk_session__fail(s, -ENOTSUP,
+			"this kernel has no BTF (/sys/kernel/btf/vmlinux); nusku needs CONFIG_DEBUG_INFO_BTF=y");
+	s->strings = nsk_intern__new();
+	s->frames = nsk_intern__new();
+	s->stacks = nsk_intern__new();
+	s->proc_index = nsk_intern__new();
+	if (!s->strings || !s->frames || !s->stacks || !s->proc_index ||
+	    nsk_symbols__new(&s->syms))
+		return -ENOMEM;
+	if (s->opts.kernel_stacks && nsk_kallsyms__load(NULL, &s->ksyms))
+		return -ENOMEM;
+	return 0;
+}
+
+static void set_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	/* no SA_RESTART: epoll_wait returns at once */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
+		    int *exit_status, char *errbuf, size_t errlen)
+{
+	struct nsk_session *s = calloc(1, sizeof(*s));
+	int started = 0, err;
+
+	if (!s)
+		return -ENOMEM;
+	s->opts = *opts;
+	s->out_fd = s->targets_fd = s->go_fd = s->pidfd = -1;
+	s->launched = !opts->pid;
+	s->status_tty = !opts->quiet && isatty(STDERR_FILENO);
+	libbpf_set_print(libbpf_quiet);
+	set_signals();
+	pick_signals(s);
+
+	err = session_init(s);
+	if (err)
+		goto cleanup;
+	err = nsk_target__prepare(s);
+	if (err)
+		goto cleanup;
+	err = open_output(s);
+	if (err)
+		goto cleanup;
+	s->start_ns = nsk_session__now();
+	err = write_header(s, cmdline);
+	if (err)
+		goto cleanup;
+	err = nsk_proc__start(s);
+	if (err)
+		goto cleanup;
+	err = start_signals(s);
+	if (err)
+		goto cleanup;
+	err = nsk_target__release(s);
+	if (err)
+		goto cleanup;
+	started = 1;
+	err = event_loop(s);
+	nsk_target__finish(s, !s->root_done);
+	if (!err)
+		err = finish(s);
+	if (!err) {
+		*exit_status = 0;
+		if (s->launched && s->root_done) {
+			if (WIFEXITED(s->root_status))
+				*exit_status = WEXITSTATUS(s->root_status);
+			else if (WIFSIGNALED(s->root_status))
+				*exit_status = 128 + WTERMSIG(s->root_status);
+		}
+	}
+cleanup:
+	if (err) {
+		nsk_target__finish(s, 1);
+		/* Nothing was recorded yet: leave no half file behind. */
+		if (!started && s->w && strcmp(opts->output, "-"))
+			unlink(opts->output);
+		if (!s->errmsg[0])
+			nsk_session__fail(s, err, "%s", strerror(-err));
+		snprintf(errbuf, errlen, "%s", s->errmsg);
+	}
+	session_free(s);
+	return err;
+}

@@ -1,0 +1,122 @@
+/* The inside of a recording session, shared by the files of record/ that
+ * make it up (session.c, target.c, proc.c, stacks.c, status.c).  Signals
+ * see only record/session.h. */
+#ifndef NUSKU_RECORD_SESSION_INT_H
+#define NUSKU_RECORD_SESSION_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record/session.h"
+
+struct nsk_intern;
+struct nsk_symbols;
+struct nsk_kallsyms;
+struct nsk_aspace;
+struct proc_bpf;
+
+#define NSK_SESSION_MAX_SIGNALS 16
+#define NSK_SESSION_MAX_LOSSES 64
+
+struct nsk_loss {
+	char *source;
+	uint64_t source_id;
+	uint64_t pending, total;
+	uint64_t since; /* time of the first pending loss */
+};
+
+struct nsk_proc {
+	uint32_t pid, ppid;
+	int exited;
+	struct nsk_aspace *as; /* newest program; ->older before */
+};
+
+struct nsk_session {
+	struct nsk_record_opts opts;
+	struct nsk_writer *w;
+	int out_fd;
+	int targets_fd;
+	struct ring_buffer *rb;
+
+	/* interning: key bytes -> id; ids count from 1 */
+	struct nsk_intern *strings, *frames, *stacks;
+	uint64_t next_string, next_frame, next_stack, next_mapping;
+	struct nsk_symbols *syms;
+	struct nsk_kallsyms *ksyms;
+	uint64_t kernel_module_id; /* string id of "[kernel]" */
+
+	/* processes: pid -> index + 1 into procs */
+	struct nsk_intern *proc_index;
+	struct nsk_proc **procs;
+	size_t nprocs;
+	struct proc_bpf *proc_skel;
+	int proc_lost_fd;
+	uint64_t proc_lost_seen;
+
+	struct {
+		const struct nsk_signal *sig;
+		void *state;
+	} sigs[NSK_SESSION_MAX_SIGNALS];
+	int nsigs;
+
+	struct nsk_loss losses[NSK_SESSION_MAX_LOSSES];
+	int nlosses;
+
+	/* the target */
+	pid_t root;	  /* launched child or attached pid */
+	int launched;
+	int go_fd;	  /* launch: write end of the pipe the child waits on */
+	int pidfd;
+	int root_status;  /* wait status of a launched child */
+	int root_done;
+	int reaped;
+
+	uint64_t start_ns;
+	uint64_t records, samples, lost_total, unresolved;
+	int err;	/* first write error */
+	char errmsg[512];
+	int status_tty;
+	uint64_t status_next;
+};
+
+/* Remember a one-line error for the CLI (first one wins); returns err. */
+int nsk_session__fail(struct nsk_session *s, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* target.c: launch (stopped until nsk_target__release) or attach. */
+int nsk_target__prepare(struct nsk_session *s);
+int nsk_target__release(struct nsk_session *s);
+/* After the recording: stop a launched child still running, reap it. */
+void nsk_target__finish(struct nsk_session *s, int terminate);
+
+/* proc.c: the process table and proc.bpf.c. */
+int nsk_proc__start(struct nsk_session *s);
+void nsk_proc__poll(struct nsk_session *s, int final);
+void nsk_proc__stop(struct nsk_session *s);
+struct nsk_proc *nsk_proc__get(struct nsk_session *s, uint32_t pid,
+			       int create);
+/* A new process appeared (how: enum nsk_process_how): write its PROCESS
+ * and THREAD records, read its maps, tell the signals. */
+int nsk_proc__announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
+		       uint32_t how, uint64_t time);
+/* The address space of pid at time (reads maps if pid is new). */
+struct nsk_aspace *nsk_proc__aspace(struct nsk_session *s, uint32_t pid,
+				    uint64_t time);
+/* Re-read the maps of pid's newest program (after a miss); rate-limited. */
+struct nsk_aspace *nsk_proc__reread(struct nsk_session *s, uint32_t pid,
+				    uint64_t now);
+void nsk_proc__free_all(struct nsk_session *s);
+
+/* stacks.c */
+uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
+			    uint64_t time, const uint64_t *kips, uint32_t nk,
+			    const uint64_t *uips, uint32_t nu, uint32_t flags);
+
+/* status.c: the one-line live status on a terminal. */
+void nsk_status__update(struct nsk_session *s, uint64_t now, int final);
+
+/* Read a small /proc file; returns bytes read (NUL-terminated), -errno. */
+ssize_t nsk_read_file(const char *path, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,226 @@
+/* Stack interning: addresses to frames, frames to stacks, each given a
+ * stable id and defined in the recording before its first use.
+ *
+ * User addresses mean nothing without their address space, so they are
+ * first turned into (module, ELF address) through the process's maps; that
+ * pair is the frame's identity, shared by every process mapping the file.
+ * Each new pair is symbolized once and written as FRAME records, outermost
+ * function first, inlined calls after it pointing at their parent.  A
+ * stack is the list of innermost frame ids plus its flags.  Kernel frames
+ * come from kallsyms and are keyed by address.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record/intern.h"
+#include "record/kallsyms.h"
+#include "record/maps.h"
+#include "record/session_int.h"
+#include "record/symbols.h"
+
+/* Frame keys: which kind of address, then what identifies it. */
+enum { KEY_KERNEL = 1, KEY_MODULE, KEY_UNMAPPED };
+
+struct frame_key {
+	uint64_t kind;
+	uint64_t who; /* module serial, or pid for unmapped addresses */
+	uint64_t addr;
+};
+
+static uint64_t emit_frame(struct nsk_session *s, const struct nsk_rec_frame *f)
+{
+	struct nsk_record rec = { .type = NSK_REC_FRAME };
+
+	rec.frame = *f;
+	rec.frame.id = ++s->next_frame;
+	if (nsk_session__emit(s, &rec))
+		return 0;
+	return rec.frame.id;
+}
+
+static uint64_t cache(struct nsk_session *s, const struct frame_key *k,
+		      uint64_t id)
+{
+	if (id && nsk_intern__add(s->frames, k, sizeof(*k), id))
+		return 0;
+	return id;
+}
+
+static uint64_t kernel_frame(struct nsk_session *s, uint64_t addr)
+{
+	struct frame_key k = { KEY_KERNEL, 0, addr };
+	struct nsk_rec_frame f = { .addr = addr, .flags = NSK_FRAME_KERNEL };
+	const char *name, *module;
+	char buf[160];
+	uint64_t id = nsk_intern__find(s->frames, &k, sizeof(k));
+
+	if (id)
+		return id;
+	if (s->ksyms && nsk_kallsyms__find(s->ksyms, addr, &name, &module)) {
+		f.function_id = nsk_session__string(s, name);
+		if (strcmp(module, "vmlinux"))
+			snprintf(buf, sizeof(buf), "[%s]", module);
+		else
+			snprintf(buf, sizeof(buf), "[kernel]");
+	} else {
+		f.flags |= NSK_FRAME_UNRESOLVED;
+		snprintf(buf, sizeof(buf), "[kernel]");
+		nsk_session__lost(s, "symbols.unresolved", 1);
+	}
+	f.module_id = nsk_session__string(s, buf);
+	return cache(s, &k, emit_frame(s, &f));
+}
+
+static int emit_mapping(struct nsk_session *s, struct nsk_aspace *as,
+			struct nsk_map *m)
+{
+	struct nsk_record rec = { .type = NSK_REC_MAPPING };
+	const uint8_t *bid;
+	size_t bid_len;
+
+	if (m->mapping_id)
+		return 0;
+	bid = nsk_module__build_id(m->mod, &bid_len);
+	rec.mapping.id = ++s->next_mapping;
+	rec.mapping.pid = as->pid;
+	rec.mapping.start = m->start;
+	rec.mapping.end = m->end;
+	rec.mapping.pgoff = m->pgoff;
+	rec.mapping.path_id = nsk_session__string(s, nsk_module__path(m->mod));
+	rec.mapping.build_id.data = bid;
+	rec.mapping.build_id.len = (uint32_t)bid_len;
+	if (nsk_session__emit(s, &rec))
+		return s->err;
+	m->mapping_id = rec.mapping.id;
+	return 0;
+}
+
+/* Frames for one user address of a module: outermost first, so each
+ * inlined frame's parent is defined before it. */
+static uint64_t module_frame(struct nsk_session *s, struct nsk_aspace *as,
+			     struct nsk_map *m, uint64_t vaddr)
+{
+	struct frame_key k = { KEY_MODULE, nsk_module__serial(m->mod), vaddr };
+	struct nsk_symloc locs[NSK_SYMLOC_MAX];
+	struct nsk_rec_frame f = { 0 };
+	uint64_t id = nsk_intern__find(s->frames, &k, sizeof(k)), parent = 0;
+	int n;
+
+	if (id)
+		return id;
+	if (emit_mapping(s, as, m))
+		return 0;
+	n = nsk_module__symbolize(m->mod, vaddr, locs, NSK_SYMLOC_MAX);
+	f.mapping_id = m->mapping_id;
+	f.addr = vaddr;
+	f.module_id = nsk_session__string(s, nsk_module__name(m->mod));
+	if (!n) {
+		f.flags = NSK_FRAME_UNRESOLVED;
+		nsk_session__lost(s, "symbols.unresolved", 1);
+		return cache(s, &k, emit_frame(s, &f));
+	}
+	for (int i = n - 1; i >= 0; i--) {
+		f.function_id = locs[i].function ?
+			nsk_session__string(s, locs[i].function) : 0;
+		f.file_id = locs[i].file ? nsk_session__string(s, locs[i].file) : 0;
+		f.line = locs[i].line;
+		f.flags = locs[i].inlined ? NSK_FRAME_INLINED : 0;
+		if (!locs[i].function)
+			f.flags |= NSK_FRAME_UNRESOLVED;
+		f.inline_parent = locs[i].inlined ? parent : 0;
+		parent = emit_frame(s, &f);
+		if (!parent)
+			return 0;
+	}
+	return cache(s, &k, parent);
+}
+
+static uint64_t unmapped_frame(struct nsk_session *s, uint32_t pid,
+			       uint64_t addr)
+{
+	struct frame_key k = { KEY_UNMAPPED, pid, addr };
+	struct nsk_rec_frame f = { .addr = addr, .flags = NSK_FRAME_UNRESOLVED };
+	uint64_t id = nsk_intern__find(s->frames, &k, sizeof(k));
+
+	if (id)
+		return id;
+	f.module_id = nsk_session__string(s, "[unknown]");
+	nsk_session__lost(s, "symbols.unmapped", 1);
+	return cache(s, &k, emit_frame(s, &f));
+}
+
+static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
+			   uint64_t addr)
+{
+	struct nsk_aspace *as = nsk_proc__aspace(s, pid, time);
+	struct nsk_map *m = as ? nsk_aspace__find(as, addr) : NULL;
+	struct nsk_proc *p = nsk_proc__get(s, pid, 0);
+
+	if (!m && as && p && p->as == as) {
+		/* maybe mapped since we last read (dlopen, ld.so) */
+		as = nsk_proc__reread(s, pid, nsk_session__now());
+		m = as ? nsk_aspace__find(as, addr) : NULL;
+	}
+	if (!m)
+		return unmapped_frame(s, pid, addr);
+	return module_frame(s, as, m,
+			    nsk_module__vaddr(m->mod, addr - m->start + m->pgoff));
+}
+
+uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
+			    uint64_t time, const uint64_t *kips, uint32_t nk,
+			    const uint64_t *uips, uint32_t nu, uint32_t flags)
+{
+	uint64_t stack_buf[1 + 2 * NSK_MAX_STACK_DEPTH], *key = stack_buf, id;
+	struct nsk_record rec = { .type = NSK_REC_STACK };
+	uint32_t n = 0;
+	int err = 0;
+
+	if (nk + nu > 2 * NSK_MAX_STACK_DEPTH) {
+		key = malloc((1 + nk + nu) * sizeof(*key));
+		if (!key)
+			return 0;
+	}
+	if (nu)
+		flags |= NSK_STACK_UNWIND_FP;
+	key[n++] = flags;
+	/* Return addresses point after the call: look up addr - 1 so the
+	 * line (and the inline chain) is the call's, not the next one's. */
+	for (uint32_t i = 0; i < nk && !err; i++) {
+		uint64_t fid = kernel_frame(s, kips[i] - (i > 0));
+
+		if (!fid)
+			err = -1;
+		key[n++] = fid;
+	}
+	for (uint32_t i = 0; i < nu && !err; i++) {
+		uint64_t fid = user_frame(s, pid, time, uips[i] - (i > 0));
+
+		if (!fid)
+			err = -1;
+		key[n++] = fid;
+	}
+	if (err) {
+		id = 0;
+		goto out;
+	}
+	id = nsk_intern__find(s->stacks, key, n * sizeof(*key));
+	if (id)
+		goto out;
+	rec.stack.id = ++s->next_stack;
+	rec.stack.flags = flags;
+	rec.stack.frames.v = key + 1;
+	rec.stack.frames.n = n - 1;
+	if (nsk_session__emit(s, &rec) ||
+	    nsk_intern__add(s->stacks, key, n * sizeof(*key), rec.stack.id)) {
+		id = 0;
+		goto out;
+	}
+	id = rec.stack.id;
+out:
+	if (key != stack_buf)
+		free(key);
+	return id;
+}

@@ -1,0 +1,313 @@
+/* Symbolization of user addresses with libdw: function (demangled), source
+ * file and line, and the chain of inlined calls at an address.
+ *
+ * One Dwfl per ELF file, reported at bias 0, so a module is queried in ELF
+ * virtual addresses and serves every process that maps the file, wherever
+ * it was loaded.  Separate debug info is found the standard way (build-id
+ * and .gnu_debuglink under /usr/lib/debug).  Each address is resolved once:
+ * the caller (record/stacks.c) caches the frames it made of the result.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "record/intern.h"
+#include "record/symbols.h"
+
+/* From libstdc++ (the C++ ABI); declared here so this file stays C. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+			    int *status);
+
+struct load {
+	uint64_t offset, filesz, vaddr;
+};
+
+struct nsk_module {
+	char *path;
+	const char *name;
+	uint64_t serial;
+	Dwfl *dwfl;
+	Dwfl_Module *dwmod;
+	GElf_Addr bias;
+	struct load *loads;
+	size_t nloads;
+	uint8_t build_id[64];
+	size_t build_id_len;
+	char *scratch[NSK_SYMLOC_MAX]; /* demangled names of the last call */
+};
+
+struct nsk_symbols {
+	struct nsk_intern *index; /* path + ino -> 1 + index in mods */
+	struct nsk_module **mods;
+	size_t n;
+};
+
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+char *nsk_demangle(const char *name)
+{
+	int status = -1;
+	char *d;
+
+	if (!name || name[0] != '_' || name[1] != 'Z')
+		return NULL;
+	d = __cxa_demangle(name, NULL, NULL, &status);
+	if (status) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+int nsk_symbols__new(struct nsk_symbols **out)
+{
+	struct nsk_symbols *s = calloc(1, sizeof(*s));
+
+	if (!s || !(s->index = nsk_intern__new())) {
+		free(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+static void scratch_clear(struct nsk_module *m)
+{
+	for (int i = 0; i < NSK_SYMLOC_MAX; i++) {
+		free(m->scratch[i]);
+		m->scratch[i] = NULL;
+	}
+}
+
+static void module_free(struct nsk_module *m)
+{
+	if (!m)
+		return;
+	scratch_clear(m);
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
+	free(m->loads);
+	free(m->path);
+	free(m);
+}
+
+void nsk_symbols__free(struct nsk_symbols *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		module_free(s->mods[i]);
+	free(s->mods);
+	nsk_intern__free(s->index);
+	free(s);
+}
+
+/* Reads the PT_LOAD headers and the build-id; leaves dwmod NULL when the
+ * file is not a readable ELF file. */
+static void module_open(struct nsk_module *m, const char *open_path)
+{
+	const unsigned char *bits;
+	GElf_Addr bits_vaddr;
+	size_t nph = 0;
+	Elf *elf;
+	int len;
+
+	m->dwfl = dwfl_begin(&callbacks);
+	if (!m->dwfl)
+		return;
+	dwfl_report_begin(m->dwfl);
+	m->dwmod = dwfl_report_elf(m->dwfl, m->name, open_path, -1, 0, false);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->dwmod)
+		return;
+	elf = dwfl_module_getelf(m->dwmod, &m->bias);
+	if (!elf || elf_getphdrnum(elf, &nph))
+		nph = 0;
+	m->loads = calloc(nph ? nph : 1, sizeof(*m->loads));
+	for (size_t i = 0; m->loads && i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		m->loads[m->nloads++] = (struct load){ ph.p_offset, ph.p_filesz,
+						       ph.p_vaddr };
+	}
+	len = dwfl_module_build_id(m->dwmod, &bits, &bits_vaddr);
+	if (len > 0 && (size_t)len <= sizeof(m->build_id)) {
+		memcpy(m->build_id, bits, len);
+		m->build_id_len = len;
+	}
+}
+
+struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
+				       const char *open_path, uint64_t ino)
+{
+	size_t plen = strlen(path);
+	char key[4096 + 8];
+	struct nsk_module *m, **mods;
+	const char *slash;
+	uint64_t idx;
+
+	if (plen > 4096)
+		plen = 4096;
+	memcpy(key, &ino, 8);
+	memcpy(key + 8, path, plen);
+	idx = nsk_intern__find(s->index, key, plen + 8);
+	if (idx)
+		return s->mods[idx - 1];
+	m = calloc(1, sizeof(*m));
+	mods = realloc(s->mods, (s->n + 1) * sizeof(*mods));
+	if (!m || !mods || !(m->path = strdup(path))) {
+		if (mods)
+			s->mods = mods;
+		free(m);
+		return NULL;
+	}
+	s->mods = mods;
+	slash = strrchr(m->path, '/');
+	m->name = slash ? slash + 1 : m->path;
+	m->serial = s->n + 1;
+	if (open_path)
+		module_open(m, open_path);
+	if (nsk_intern__add(s->index, key, plen + 8, s->n + 1)) {
+		module_free(m);
+		return NULL;
+	}
+	s->mods[s->n++] = m;
+	return m;
+}
+
+const char *nsk_module__path(const struct nsk_module *m)
+{
+	return m->path;
+}
+
+const char *nsk_module__name(const struct nsk_module *m)
+{
+	return m->name;
+}
+
+uint64_t nsk_module__serial(const struct nsk_module *m)
+{
+	return m->serial;
+}
+
+const uint8_t *nsk_module__build_id(const struct nsk_module *m, size_t *len)
+{
+	*len = m->build_id_len;
+	return m->build_id_len ? m->build_id : NULL;
+}
+
+uint64_t nsk_module__vaddr(const struct nsk_module *m, uint64_t file_off)
+{
+	for (size_t i = 0; i < m->nloads; i++) {
+		const struct load *l = &m->loads[i];
+
+		if (file_off >= l->offset && file_off < l->offset + l->filesz)
+			return file_off - l->offset + l->vaddr;
+	}
+	return file_off;
+}
+
+/* The name of a subprogram or inlined call: the linkage name demangled when
+ * there is one (C++), else DW_AT_name; both through abstract_origin. */
+static const char *die_name(struct nsk_module *m, Dwarf_Die *die, int slot)
+{
+	Dwarf_Attribute a;
+	const char *name;
+	char *d;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!name)
+		name = dwarf_formstring(
+			dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	if (name) {
+		d = nsk_demangle(name);
+		if (d) {
+			m->scratch[slot] = d;
+			return d;
+		}
+		return name;
+	}
+	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+}
+
+int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
+			  struct nsk_symloc *out, int max)
+{
+	Dwarf_Addr addr = vaddr + m->bias, cubias = 0;
+	const char *symname, *file = NULL;
+	Dwarf_Files *files = NULL;
+	Dwarf_Die *cu, *scopes = NULL;
+	size_t nfiles = 0;
+	GElf_Off off;
+	GElf_Sym sym;
+	Dwfl_Line *l;
+	int n = 0, line = 0, ns;
+
+	scratch_clear(m);
+	if (max > NSK_SYMLOC_MAX)
+		max = NSK_SYMLOC_MAX;
+	if (!m->dwmod || max < 2)
+		return 0;
+	symname = dwfl_module_addrinfo(m->dwmod, addr, &off, &sym, NULL, NULL,
+				       NULL);
+	l = dwfl_module_getsrc(m->dwmod, addr);
+	if (l)
+		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	cu = dwfl_module_addrdie(m->dwmod, addr, &cubias);
+	ns = cu ? dwarf_getscopes(cu, addr - cubias, &scopes) : 0;
+	if (cu && dwarf_getsrcfiles(cu, &files, &nfiles))
+		files = NULL;
+	/* Innermost first: each inlined call's location in its caller is its
+	 * DW_AT_call_file/line, which becomes the caller's location. */
+	for (int i = 0; i < ns && n < max - 1; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Attribute a;
+		Dwarf_Word cf, cl;
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		out[n].function = die_name(m, &scopes[i], n);
+		out[n].file = file;
+		out[n].line = line > 0 ? (uint32_t)line : 0;
+		out[n].inlined = tag == DW_TAG_inlined_subroutine;
+		n++;
+		if (tag == DW_TAG_subprogram)
+			break;
+		file = NULL;
+		line = 0;
+		if (files && !dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &cf))
+			file = dwarf_filesrc(files, cf, NULL, NULL);
+		if (!dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl))
+			line = (int)cl;
+	}
+	free(scopes);
+	/* No DWARF, or the chain did not reach a real function: the ELF
+	 * symbol is the outermost function. */
+	if ((n == 0 || out[n - 1].inlined) && symname) {
+		char *d = nsk_demangle(symname);
+
+		if (d)
+			m->scratch[NSK_SYMLOC_MAX - 1] = d;
+		out[n].function = d ? d : symname;
+		out[n].file = file;
+		out[n].line = line > 0 ? (uint32_t)line : 0;
+		out[n].inlined = 0;
+		n++;
+	} else if (n > 0 && symname && !out[n - 1].function) {
+		out[n - 1].function = symname;
+	}
+	if (n == 1 && !out[0].function && !out[0].file)
+		n = 0;
+	return n;
+}

@@ -1,0 +1,192 @@
+/* Target control: launch a program so that its first instruction is
+ * observed, or attach to a running process.
+ *
+ * A launched program is forked at once but waits on a pipe; the recorder
+ * puts its pid in the target map, starts every probe, and only then writes
+ * the byte that lets it exec.  If anything fails before that, closing the
+ * pipe makes the child exit without running the program.  A pidfd tells
+ * the event loop when the target ended, for a child or a stranger alike.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "record/session_int.h"
+
+static int pidfd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int add_target(struct nsk_session *s, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(s->targets_fd, &key, &one, BPF_ANY))
+		return nsk_session__fail(s, -errno, "cannot add pid %d to the target map: %s",
+					 (int)pid, strerror(errno));
+	return 0;
+}
+
+/* execvp's search, done before forking so "not found" is a clean error. */
+static int find_program(struct nsk_session *s, const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+	int saw_eacces = 0;
+
+	if (strchr(prog, '/')) {
+		struct stat st;
+
+		if (stat(prog, &st))
+			return nsk_session__fail(s, -errno, "%s: %s", prog,
+						 errno == ENOENT ? "program not found"
+								 : strerror(errno));
+		if (S_ISDIR(st.st_mode) || access(prog, X_OK))
+			return nsk_session__fail(s, -EACCES, "%s: not an executable file", prog);
+		return 0;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		struct stat st;
+
+		snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, path,
+			 len ? "/" : "", prog);
+		if (!stat(buf, &st) && !S_ISDIR(st.st_mode)) {
+			if (!access(buf, X_OK))
+				return 0;
+			saw_eacces = 1;
+		}
+		path += len + (path[len] == ':');
+	}
+	if (saw_eacces)
+		return nsk_session__fail(s, -EACCES, "%s: not an executable file", prog);
+	return nsk_session__fail(s, -ENOENT, "%s: program not found (searched PATH)", prog);
+}
+
+static void child(struct nsk_session *s, int rfd)
+{
+	char go;
+
+	/* The recorder's dispositions must not leak into the program. */
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	/* With -o -, stdout carries the recording: the program writes to
+	 * stderr instead. */
+	if (!strcmp(s->opts.output, "-") && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		_exit(127);
+	if (read(rfd, &go, 1) != 1)
+		_exit(127); /* the recorder gave up */
+	close(rfd);
+	execvp(s->opts.argv[0], s->opts.argv);
+	fprintf(stderr, "nusku: record: cannot execute %s: %s\n",
+		s->opts.argv[0], strerror(errno));
+	_exit(127);
+}
+
+static int launch(struct nsk_session *s)
+{
+	int p[2], err;
+	pid_t pid;
+
+	if (!s->opts.argv || !s->opts.argv[0])
+		return nsk_session__fail(s, -EINVAL, "no program to record");
+	err = find_program(s, s->opts.argv[0]);
+	if (err)
+		return err;
+	if (pipe2(p, O_CLOEXEC))
+		return nsk_session__fail(s, -errno, "pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(p[0]);
+		close(p[1]);
+		return nsk_session__fail(s, err, "fork: %s", strerror(-err));
+	}
+	if (pid == 0) {
+		close(p[1]);
+		child(s, p[0]);
+	}
+	close(p[0]);
+	s->go_fd = p[1];
+	s->root = pid;
+	s->pidfd = pidfd_open(pid);
+	return add_target(s, pid);
+}
+
+static int attach(struct nsk_session *s)
+{
+	pid_t pid = s->opts.pid;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (pid <= 0 || access(path, R_OK))
+		return nsk_session__fail(s, -ESRCH, "no such process: %d", (int)pid);
+	s->root = pid;
+	s->pidfd = pidfd_open(pid);
+	if (s->pidfd < 0)
+		return nsk_session__fail(s, -errno, "cannot watch process %d: %s",
+					 (int)pid, strerror(errno));
+	return add_target(s, pid);
+}
+
+int nsk_target__prepare(struct nsk_session *s)
+{
+	return s->launched ? launch(s) : attach(s);
+}
+
+int nsk_target__release(struct nsk_session *s)
+{
+	uint64_t now = nsk_session__now();
+	int err;
+
+	if (!s->launched)
+		return nsk_proc__announce(s, (uint32_t)s->root, 0,
+					  NSK_PROC_ATTACHED, now);
+	err = nsk_proc__announce(s, (uint32_t)s->root, (uint32_t)getpid(),
+				 NSK_PROC_LAUNCHED, now);
+	if (err)
+		return err;
+	if (write(s->go_fd, "g", 1) != 1)
+		return nsk_session__fail(s, -errno, "cannot start %s: %s",
+					 s->opts.argv[0], strerror(errno));
+	close(s->go_fd);
+	s->go_fd = -1;
+	return 0;
+}
+
+void nsk_target__finish(struct nsk_session *s, int terminate)
+{
+	int status;
+
+	if (!s->launched || s->root <= 0 || s->reaped)
+		return;
+	if (s->go_fd >= 0) {
+		/* never released: the child exits on its own */
+		close(s->go_fd);
+		s->go_fd = -1;
+	} else if (terminate && waitpid(s->root, &status, WNOHANG) == 0) {
+		kill(s->root, SIGTERM);
+	} else if (!terminate) {
+		status = 0;
+	}
+	while (waitpid(s->root, &status, 0) < 0 && errno == EINTR)
+		;
+	s->root_status = status;
+	s->reaped = 1;
+}
