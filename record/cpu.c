@@ -52,10 +52,10 @@ static int on_sample(void *ctx, void *data, size_t size)
 	rec.sample.tid = e->tid;
 	rec.sample.cpu = e->cpu;
 	rec.sample.weight = e->period;
-	rec.sample.stack_id = nsk_session__stack_at(st->s, e->pid, e->time,
-						    e->ips, e->nkernel,
-						    e->ips + e->nkernel, e->nuser,
-						    flags);
+	/* __u64 is unsigned long long, uint64_t unsigned long: same bits */
+	rec.sample.stack_id = nsk_session__stack_at(
+		st->s, e->pid, e->time, (const uint64_t *)e->ips, e->nkernel,
+		(const uint64_t *)e->ips + e->nkernel, e->nuser, flags);
 	if (!rec.sample.stack_id) {
 		nsk_session__lost(st->s, "cpu.stack", 1);
 		return 0;

@@ -21,6 +21,7 @@
 #include "record/intern.h"
 #include "record/maps.h"
 #include "record/session_int.h"
+#include <nusku/events/proc.h>
 #include "proc.skel.h"
 
 /* How soon the maps of one process may be read again after a miss. */
@@ -166,7 +167,8 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 		nsk_aspace__put(p->as);
 		p->as = NULL;
 	}
-	p->ppid = ppid;
+	if (ppid || how != NSK_PROC_EXECED)
+		p->ppid = ppid;
 	p->exited = 0;
 
 	if (how == NSK_PROC_LAUNCHED) {

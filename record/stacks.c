@@ -19,6 +19,7 @@
 #include "record/maps.h"
 #include "record/session_int.h"
 #include "record/symbols.h"
+#include <nusku/events/common.h>
 
 /* Frame keys: which kind of address, then what identifies it. */
 enum { KEY_KERNEL = 1, KEY_MODULE, KEY_UNMAPPED };

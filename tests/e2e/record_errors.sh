@@ -1,0 +1,61 @@
+#!/bin/sh
+# The ways a recording can fail or end: one-line errors with non-zero
+# status, the program's status passed through, a complete file after
+# SIGTERM and after --duration, -o - to a pipe.
+. "$TOP_SRCDIR/tests/e2e/lib.sh"
+. "$TOP_SRCDIR/tests/e2e/record_lib.sh"
+need_bpf
+
+one_line_error() { # STATUS ERRFILE WHAT PATTERN
+	[ "$1" != 0 ] || fail "$3: exit status 0"
+	[ "$(wc -l < "$2")" = 1 ] || fail "$3: expected one line on stderr, got: $(cat "$2")"
+	grep -q "$4" "$2" || fail "$3: message does not say '$4': $(cat "$2")"
+	echo "ok: $3: $(cat "$2")"
+}
+
+"$NUSKU" record -q -o "$TMPD/x.nsk" -p 999999999 2> "$TMPD/err"
+one_line_error $? "$TMPD/err" "unknown pid" "no such process"
+"$NUSKU" record -q -o "$TMPD/x.nsk" -- /nonexistent/prog 2> "$TMPD/err"
+one_line_error $? "$TMPD/err" "missing program" "not found"
+"$NUSKU" record -q -o "$TMPD/x.nsk" -- no-such-program-nusku 2> "$TMPD/err"
+one_line_error $? "$TMPD/err" "program not in PATH" "not found"
+[ ! -e "$TMPD/x.nsk" ] || fail "a failed recording left a file behind"
+"$NUSKU" record -q --events bogus -- true 2> "$TMPD/err"
+[ $? = 2 ] || fail "unknown event: status not 2"
+
+if command -v setpriv > /dev/null; then
+	chmod 755 "$TMPD"
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$NUSKU" record -q -o "$TMPD/u.nsk" -- true 2> "$TMPD/err"
+	one_line_error $? "$TMPD/err" "unprivileged" "CAP_BPF"
+fi
+
+# the program's status, and a program killed by a signal (128 + 9)
+"$NUSKU" record -q -o "$TMPD/s.nsk" -- sh -c 'exit 7'
+[ $? = 7 ] || fail "exit status 7 not passed through"
+"$NUSKU" record -q -o "$TMPD/s.nsk" -- sh -c 'kill -9 $$'
+[ $? = 137 ] || fail "death by SIGKILL not passed through as 137"
+dump "$TMPD/s.nsk" "$TMPD/dump"
+echo "ok: exit statuses"
+
+# SIGTERM to the recorder: the file is complete
+"$NUSKU" record -q -o "$TMPD/t.nsk" -- "$WORKLOADS/cpu_hot" 20 &
+rec=$!
+sleep 1.5
+kill -TERM $rec
+wait $rec
+echo "ok: SIGTERM: record exited $?"
+dump "$TMPD/t.nsk" "$TMPD/dump"
+[ "$(grep -c '^sample' "$TMPD/dump")" -ge 100 ] || fail "SIGTERM: too few samples"
+
+# --duration ends the recording (and the launched program)
+"$NUSKU" record -q -d 1 -o "$TMPD/d.nsk" -- "$WORKLOADS/cpu_hot" 20 || fail "--duration: status $?"
+dump "$TMPD/d.nsk" "$TMPD/dump"
+
+# -o -: the recording on stdout, the program's stdout moved to stderr
+"$NUSKU" record -q -o - -- sh -c 'echo hello; exec "$0" 1' "$WORKLOADS/cpu_hot" \
+	2> "$TMPD/err" > "$TMPD/p.nsk" || fail "-o -: status $?"
+grep -q hello "$TMPD/err" || fail "-o -: program output not on stderr"
+dump "$TMPD/p.nsk" "$TMPD/dump"
+assert_near "$(self_share "$TMPD/dump" hot_a)" 60 5 "-o -: hot_a self share"
+echo "record_errors: ok"

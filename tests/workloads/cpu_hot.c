@@ -1,0 +1,101 @@
+/* cpu_hot: three functions burning CPU in known proportions, 60/30/10.
+ *
+ * Each round calls hot_a for 6 units of work, hot_b for 3 and hot_c for 1;
+ * a unit is the same dependent multiply-add chain in each, so the CPU time
+ * of each function is its share of the units by construction.  hot_c is
+ * reached through dispatch_c, a helper marked always_inline: it exists in
+ * the binary only as an inlined frame inside worker.  Two threads run the
+ * rounds.  Usage: cpu_hot SECONDS (default 3).
+ *
+ * The three bodies differ in their constants so the compiler cannot fold
+ * them into one function (identical code folding).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define UNIT 20000L
+
+static volatile uint64_t sink;
+
+/* The hot functions call this so they are not leaves: gcc 12 drops the
+ * frame pointer of a leaf even with -fno-omit-frame-pointer, and a
+ * frame-pointer walk then loses the leaf's caller. */
+__attribute__((noinline)) void keep(uint64_t x)
+{
+	sink = x;
+	__asm__ volatile("");
+}
+
+#define BURN(n, mul, add)                                                \
+	do {                                                             \
+		uint64_t x = (n);                                        \
+		for (long i = 0; i < (n); i++) {                         \
+			x = x * (mul) + (add);                           \
+			__asm__ volatile("" : "+r"(x));                  \
+		}                                                        \
+		keep(x);                                                 \
+	} while (0)
+
+__attribute__((noinline)) void hot_a(long n)
+{
+	BURN(n, 6364136223846793005ull, 1442695040888963407ull);
+}
+
+__attribute__((noinline)) void hot_b(long n)
+{
+	BURN(n, 2862933555777941757ull, 3037000493ull);
+}
+
+__attribute__((noinline)) void hot_c(long n)
+{
+	BURN(n, 3935559000370003845ull, 2691343689449507681ull);
+}
+
+static inline __attribute__((always_inline)) void dispatch_c(long n)
+{
+	hot_c(n);
+	__asm__ volatile(""); /* keep the call a call, not a tail jump */
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double seconds = 3;
+
+__attribute__((noinline)) static void *worker(void *arg)
+{
+	double end = now() + seconds;
+
+	(void)arg;
+	while (now() < end) {
+		for (int r = 0; r < 10; r++) {
+			hot_a(6 * UNIT);
+			hot_b(3 * UNIT);
+			dispatch_c(1 * UNIT);
+		}
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+
+	if (argc > 1)
+		seconds = atof(argv[1]);
+	if (pthread_create(&t, NULL, worker, NULL)) {
+		perror("pthread_create");
+		return 1;
+	}
+	worker(NULL);
+	pthread_join(t, NULL);
+	return 0;
+}
