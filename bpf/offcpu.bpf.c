@@ -3,8 +3,7 @@
  *
  * sched_switch, switch-out of a target thread: note the time, the state
  * (sleeping, uninterruptible, preempted), the syscall in progress and its
- * first argument (read from the task's saved user registers), and walk the
- * user stack now: it can only be walked in the thread's own context.
+ * first argument (read from the task's saved user registers).
  *
  * sched_waking, in the waker's context (sched_wakeup may run on the wakee's
  * CPU from an IPI, where current is not the waker): note the waker, and walk
@@ -15,14 +14,20 @@
  *
  * sched_switch, switch-in of a target thread: if the interval reaches
  * min_block_ns, walk the kernel stack of the still-sleeping thread (it is
- * the stack it blocked in) with bpf_get_task_stack and emit one record.  So
- * the kernel walk, the waker's walks and the ring-buffer copy are paid only
- * for intervals that are kept; short ones cost a map update and the user
- * walk.
+ * the stack it blocked in) with bpf_get_task_stack.
+ *
+ * The user stack can only be walked in the thread's own context.  Walking
+ * it at every switch-out would cost a walk for every short block too, so
+ * for a thread blocked in a syscall the walk is deferred to the first time
+ * the thread is back in its own context after a kept interval: its
+ * sys_exit (raw_tp), or its next switch-out if it blocks again inside the
+ * same syscall.  Its user stack is then exactly what it was when it blocked.
+ * Only a thread switched out outside a syscall (preempted in user mode, a
+ * page fault) is walked at switch-out.
  *
  * Cost control: the target filter and the threshold are applied here; the
- * consumer is never woken per record (only past half a ring buffer); drops
- * are counted per CPU and drained by record/offcpu.c as losses.
+ * consumer is never woken per record (only past wake_bytes of backlog);
+ * drops are counted per CPU and drained by record/offcpu.c as losses.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -40,25 +45,34 @@ const volatile __u64 wake_bytes = 1 << 20; /* wake the consumer past this */
 
 #define TASK_DEAD_BIT 0x80
 
-/* What is known about a thread between its switch-out and switch-in. */
+/* What is known about a thread between its switch-out and switch-in, and
+ * then (held = 1) about a kept interval until its user stack is walked. */
 struct nsk_offcpu_pending {
-	__u64 start_ns; /* 0: not off CPU (or already emitted) */
+	__u64 start_ns; /* 0: on CPU */
+	__u64 duration_ns;
 	__u64 arg0;
 	__u32 pid;
 	__u32 state;
 	__u32 flags;
 	__u32 syscall;
-	__u32 nuser;
+	__u32 held; /* a kept interval waits for its user stack */
+	__u32 nkernel;
+	__u32 nuser; /* valid when flags has NSK_OFFCPU_F_HAVE_USTACK */
 	__u32 waker_pid;
 	__u32 waker_tid;
 	__u32 nwaker_kernel;
 	__u32 nwaker_user;
 	__u32 pad;
+	__u64 ev_start_ns; /* of the held interval */
 	char waker_comm[NSK_COMM_LEN];
+	__u64 kernel[NSK_OFFCPU_MAX_DEPTH];
 	__u64 user[NSK_OFFCPU_MAX_DEPTH];
 	__u64 waker_kernel[NSK_OFFCPU_MAX_DEPTH];
 	__u64 waker_user[NSK_OFFCPU_MAX_DEPTH];
 };
+
+/* pending.flags only, never in a record */
+#define NSK_OFFCPU_F_HAVE_USTACK 0x100u
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -118,6 +132,89 @@ static __always_inline void read_syscall(struct task_struct *t, __u32 *nr,
 #endif
 }
 
+/* Emits the kept interval in p.  walk_user: walk the current task's user
+ * stack now (we are in its context), else use the one in p, if any. */
+static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
+				 __u32 tid, int walk_user)
+{
+	struct nsk_ev_offcpu *ev;
+	__u32 zero = 0, nk, nu = 0, nwk, nwu, off;
+	__u64 size, rbflags = BPF_RB_NO_WAKEUP;
+	long n;
+
+	p->held = 0;
+	ev = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!ev)
+		return;
+	ev->hdr.type = NSK_EV_OFFCPU;
+	ev->start_ns = p->ev_start_ns;
+	ev->duration_ns = p->duration_ns;
+	ev->arg0 = p->arg0;
+	ev->pid = p->pid;
+	ev->tid = tid;
+	ev->state = p->state;
+	ev->flags = p->flags & ~NSK_OFFCPU_F_HAVE_USTACK;
+	ev->syscall = p->syscall;
+	ev->waker_pid = p->waker_pid;
+	ev->waker_tid = p->waker_tid;
+	__builtin_memcpy(ev->waker_comm, p->waker_comm, NSK_COMM_LEN);
+
+	nk = p->nkernel;
+	if (nk > NSK_OFFCPU_MAX_DEPTH)
+		nk = NSK_OFFCPU_MAX_DEPTH;
+	if (nk)
+		bpf_probe_read_kernel(ev->ips, nk * 8, p->kernel);
+	off = nk;
+	if (walk_user) {
+		n = bpf_get_stack(ctx, &ev->ips[off], NSK_OFFCPU_MAX_DEPTH * 8,
+				  BPF_F_USER_STACK);
+		if (n < 0)
+			ev->flags |= NSK_OFFCPU_F_USTACK_ERR;
+		else
+			nu = (__u64)n / 8;
+	} else if (p->flags & NSK_OFFCPU_F_HAVE_USTACK) {
+		nu = p->nuser;
+		if (nu > NSK_OFFCPU_MAX_DEPTH)
+			nu = NSK_OFFCPU_MAX_DEPTH;
+		if (nu)
+			bpf_probe_read_kernel(&ev->ips[off], nu * 8, p->user);
+	} else {
+		ev->flags |= NSK_OFFCPU_F_USTACK_ERR;
+	}
+	if (nu > NSK_OFFCPU_MAX_DEPTH)
+		nu = NSK_OFFCPU_MAX_DEPTH;
+	off += nu;
+	nwk = p->nwaker_kernel;
+	if (nwk > NSK_OFFCPU_MAX_DEPTH)
+		nwk = NSK_OFFCPU_MAX_DEPTH;
+	if (off > 2 * NSK_OFFCPU_MAX_DEPTH)
+		return;
+	if (nwk)
+		bpf_probe_read_kernel(&ev->ips[off], nwk * 8, p->waker_kernel);
+	off += nwk;
+	nwu = p->nwaker_user;
+	if (nwu > NSK_OFFCPU_MAX_DEPTH)
+		nwu = NSK_OFFCPU_MAX_DEPTH;
+	if (off > 3 * NSK_OFFCPU_MAX_DEPTH)
+		return;
+	if (nwu)
+		bpf_probe_read_kernel(&ev->ips[off], nwu * 8, p->waker_user);
+	off += nwu;
+	ev->nkernel = nk;
+	ev->nuser = nu;
+	ev->nwaker_kernel = nwk;
+	ev->nwaker_user = nwu;
+
+	size = sizeof(*ev) - sizeof(ev->ips) + (__u64)off * 8;
+	if (size > sizeof(*ev))
+		return;
+	ev->hdr.size = size;
+	if (bpf_ringbuf_query(&offcpu_events, BPF_RB_AVAIL_DATA) >= wake_bytes)
+		rbflags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&offcpu_events, ev, size, rbflags))
+		count_drop(NSK_OFFCPU_DROP_RINGBUF);
+}
+
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       unsigned int prev_state, int preempt,
 				       __u64 now)
@@ -136,6 +233,9 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 			return;
 		}
 	}
+	/* Blocking again before its sys_exit: still the same user stack. */
+	if (p->held)
+		emit(ctx, p, tid, 1);
 	p->start_ns = now;
 	p->pid = prev->tgid;
 	p->state = prev_state;
@@ -145,21 +245,22 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	p->waker_tid = 0;
 	p->nwaker_kernel = 0;
 	p->nwaker_user = 0;
+	if (p->syscall != NSK_OFFCPU_NO_SYSCALL)
+		return; /* walked at sys_exit, if the interval is kept */
 	n = bpf_get_stack(ctx, p->user, sizeof(p->user), BPF_F_USER_STACK);
 	if (n < 0) {
 		p->flags |= NSK_OFFCPU_F_USTACK_ERR;
 		n = 0;
 	}
 	p->nuser = (__u64)n / 8;
+	p->flags |= NSK_OFFCPU_F_HAVE_USTACK;
 }
 
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+static __always_inline void switch_in(void *ctx, struct task_struct *next,
+				      __u64 now)
 {
 	struct nsk_offcpu_pending *p;
-	struct nsk_ev_offcpu *ev;
-	__u32 tid = next->pid, zero = 0;
-	__u32 nk = 0, nu, nwk, nwu, off;
-	__u64 size, flags = BPF_RB_NO_WAKEUP;
+	__u32 tid = next->pid;
 	long n;
 
 	p = bpf_map_lookup_elem(&offcpu_pending, &tid);
@@ -169,70 +270,21 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		p->start_ns = 0;
 		return;
 	}
-	ev = bpf_map_lookup_elem(&offcpu_scratch, &zero);
-	if (!ev)
-		return;
-	ev->hdr.type = NSK_EV_OFFCPU;
-	ev->start_ns = p->start_ns;
-	ev->duration_ns = now - p->start_ns;
-	ev->arg0 = p->arg0;
-	ev->pid = p->pid;
-	ev->tid = tid;
-	ev->state = p->state;
-	ev->flags = p->flags;
-	ev->syscall = p->syscall;
-	ev->waker_pid = p->waker_pid;
-	ev->waker_tid = p->waker_tid;
-	__builtin_memcpy(ev->waker_comm, p->waker_comm, NSK_COMM_LEN);
+	p->ev_start_ns = p->start_ns;
+	p->duration_ns = now - p->start_ns;
 	p->start_ns = 0;
-
+	p->nkernel = 0;
 	if (kernel_stacks) {
-		n = bpf_get_task_stack(next, ev->ips,
-				       NSK_OFFCPU_MAX_DEPTH * 8, 0);
+		n = bpf_get_task_stack(next, p->kernel, sizeof(p->kernel), 0);
 		if (n < 0)
-			ev->flags |= NSK_OFFCPU_F_KSTACK_ERR;
+			p->flags |= NSK_OFFCPU_F_KSTACK_ERR;
 		else
-			nk = (__u64)n / 8;
+			p->nkernel = (__u64)n / 8;
 	}
-	if (nk > NSK_OFFCPU_MAX_DEPTH)
-		nk = NSK_OFFCPU_MAX_DEPTH;
-	nu = p->nuser;
-	if (nu > NSK_OFFCPU_MAX_DEPTH)
-		nu = NSK_OFFCPU_MAX_DEPTH;
-	nwk = p->nwaker_kernel;
-	if (nwk > NSK_OFFCPU_MAX_DEPTH)
-		nwk = NSK_OFFCPU_MAX_DEPTH;
-	nwu = p->nwaker_user;
-	if (nwu > NSK_OFFCPU_MAX_DEPTH)
-		nwu = NSK_OFFCPU_MAX_DEPTH;
-
-	off = nk;
-	if (nu)
-		bpf_probe_read_kernel(&ev->ips[off], nu * 8, p->user);
-	off += nu;
-	if (off > 2 * NSK_OFFCPU_MAX_DEPTH)
-		return;
-	if (nwk)
-		bpf_probe_read_kernel(&ev->ips[off], nwk * 8, p->waker_kernel);
-	off += nwk;
-	if (off > 3 * NSK_OFFCPU_MAX_DEPTH)
-		return;
-	if (nwu)
-		bpf_probe_read_kernel(&ev->ips[off], nwu * 8, p->waker_user);
-	off += nwu;
-	ev->nkernel = nk;
-	ev->nuser = nu;
-	ev->nwaker_kernel = nwk;
-	ev->nwaker_user = nwu;
-
-	size = sizeof(*ev) - sizeof(ev->ips) + (__u64)off * 8;
-	if (size > sizeof(*ev))
-		return;
-	ev->hdr.size = size;
-	if (bpf_ringbuf_query(&offcpu_events, BPF_RB_AVAIL_DATA) >= wake_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&offcpu_events, ev, size, flags))
-		count_drop(NSK_OFFCPU_DROP_RINGBUF);
+	if (p->flags & NSK_OFFCPU_F_HAVE_USTACK)
+		emit(ctx, p, tid, 0);
+	else
+		p->held = 1;
 }
 
 SEC("tp_btf/sched_switch")
@@ -244,14 +296,34 @@ int BPF_PROG(nsk_offcpu_switch, bool preempt, struct task_struct *prev,
 
 	if (ptid && nsk_is_target(prev->tgid)) {
 		if (prev_state & TASK_DEAD_BIT) {
-			/* It will not run again: free its slot. */
+			/* It will not run again: emit what it holds (its user
+			 * stack is gone) and free its slot. */
+			struct nsk_offcpu_pending *p =
+				bpf_map_lookup_elem(&offcpu_pending, &ptid);
+
+			if (p && p->held)
+				emit(ctx, p, ptid, 0);
 			bpf_map_delete_elem(&offcpu_pending, &ptid);
 		} else {
 			switch_out(ctx, prev, prev_state, preempt, now);
 		}
 	}
 	if (next->pid)
-		switch_in(next, now);
+		switch_in(ctx, next, now);
+	return 0;
+}
+
+/* Back from the syscall it blocked in: walk its user stack for the kept
+ * interval it holds.  One hash lookup for every other syscall. */
+SEC("raw_tp/sys_exit")
+int nsk_offcpu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct nsk_offcpu_pending *p;
+
+	p = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	if (p && p->held)
+		emit(ctx, p, tid, 1);
 	return 0;
 }
 

@@ -18,8 +18,14 @@
  * the time actually spent even when the machine is loaded.
  *
  * Usage: blocking [DIR]   (DIR for the fsync file, default /tmp)
+ *        blocking --pingpong N [DELAY_S]
+ *          for bench/offcpu.sh: after DELAY_S seconds (time for a tracer to
+ *          attach), two threads pass a byte back and forth over two pipes N
+ *          times (4 blocks per round trip); prints the round trips' time.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -222,6 +228,45 @@ static NOINLINE void *runqueue_spin(void *arg)
 	return NULL;
 }
 
+/* ---- pingpong: a scheduler-heavy load for the benchmark -------------------- */
+
+static int ping_fds[2], pong_fds[2];
+static long ping_rounds;
+
+static NOINLINE void *pong(void *arg)
+{
+	char c;
+
+	(void)arg;
+	for (long i = 0; i < ping_rounds; i++)
+		if (read(ping_fds[0], &c, 1) != 1 || write(pong_fds[1], &c, 1) != 1)
+			die("pong");
+	return NULL;
+}
+
+static NOINLINE int pingpong(long rounds, double delay_s)
+{
+	pthread_t t;
+	uint64_t t0;
+	char c = 'p';
+
+	ping_rounds = rounds;
+	if (pipe(ping_fds) || pipe(pong_fds))
+		die("pipe");
+	if (delay_s > 0)
+		sleep_ms((unsigned int)(delay_s * 1000));
+	if (pthread_create(&t, NULL, pong, NULL))
+		die("pthread_create");
+	t0 = now_ns();
+	for (long i = 0; i < rounds; i++)
+		if (write(ping_fds[1], &c, 1) != 1 || read(pong_fds[0], &c, 1) != 1)
+			die("ping");
+	printf("pingpong rounds=%ld ns=%llu\n", rounds,
+	       (unsigned long long)(now_ns() - t0));
+	pthread_join(t, NULL);
+	return 0;
+}
+
 /* ---- driver --------------------------------------------------------------- */
 
 static void run(const char *name, void *(*fn)(void *), void *arg, int ncpu0,
@@ -257,6 +302,8 @@ int main(int argc, char **argv)
 	cpu_set_t set;
 	int cpu = 0;
 
+	if (argc > 2 && !strcmp(argv[1], "--pingpong"))
+		return pingpong(atol(argv[2]), argc > 3 ? atof(argv[3]) : 0);
 	if (argc > 1)
 		dir = argv[1];
 	/* The first CPU we may run on, for the spinners. */
