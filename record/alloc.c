@@ -321,6 +321,15 @@ static int alloc_start(struct nsk_session *s, void **state)
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets, nsk_session__targets_fd(s));
 	if (err)
 		goto cleanup;
+	progs.enter = st->skel->progs.alloc_enter;
+	progs.exit = st->skel->progs.alloc_exit;
+	progs.free = st->skel->progs.free_enter;
+	progs.multi = nsk_alloc_attach__multi_supported();
+	if (progs.multi) {
+		bpf_program__set_expected_attach_type(progs.enter, NSK_ALLOC_ATTACH_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(progs.exit, NSK_ALLOC_ATTACH_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(progs.free, NSK_ALLOC_ATTACH_UPROBE_MULTI);
+	}
 	err = alloc_bpf__load(st->skel);
 	if (err)
 		goto cleanup;
@@ -336,9 +345,6 @@ static int alloc_start(struct nsk_session *s, void **state)
 		err = -errno;
 		goto cleanup;
 	}
-	progs.enter = st->skel->progs.alloc_enter;
-	progs.exit = st->skel->progs.alloc_exit;
-	progs.free = st->skel->progs.free_enter;
 	err = nsk_alloc_attach__new(&progs, &st->attach);
 	if (err)
 		goto cleanup;

@@ -21,10 +21,14 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <unistd.h>
 
 #include "nusku/events/alloc.h"
@@ -70,11 +74,18 @@ struct object {
 	unsigned int bits; /* NSK_ASYM_* probed in it */
 };
 
+/* A perf-event uprobe (bpf_link) or a uprobe_multi link (fd). */
+struct link {
+	struct bpf_link *l;
+	int fd;
+	int ret; /* a return probe */
+};
+
 struct nsk_alloc_attach {
 	struct nsk_alloc_progs progs;
 	struct object *objs; /* files already probed (or found useless) */
 	size_t nobjs, capobjs;
-	struct bpf_link **links;
+	struct link *links;
 	size_t nlinks, caplinks;
 	char allocator[PATH_MAX];
 };
@@ -94,13 +105,68 @@ int nsk_alloc_attach__new(const struct nsk_alloc_progs *progs,
 	return 0;
 }
 
+struct detach_job {
+	struct link *links;
+	size_t n;
+};
+
+static void *detach_thread(void *arg)
+{
+	struct detach_job *j = arg;
+
+	for (size_t i = 0; i < j->n; i++) {
+		bpf_link__destroy(j->links[i].l);
+		if (j->links[i].fd >= 0)
+			close(j->links[i].fd);
+	}
+	return NULL;
+}
+
+/* Destroys links concurrently: each removal waits for RCU grace periods
+ * (0.1 to 0.3 s measured here); uprobe_multi links removed in parallel
+ * share them.  (Perf-event uprobes serialize in the kernel anyway.) */
+static void destroy_links(struct link *links, size_t n)
+{
+	enum { NTHREADS = 8 };
+	struct detach_job jobs[NTHREADS];
+	pthread_t tids[NTHREADS];
+	int started[NTHREADS] = { 0 };
+	size_t per = (n + NTHREADS - 1) / NTHREADS;
+
+	for (int t = 0; t < NTHREADS && per; t++) {
+		size_t from = (size_t)t * per;
+
+		jobs[t].links = links + from;
+		jobs[t].n = from >= n ? 0 : (n - from < per ? n - from : per);
+		if (!jobs[t].n)
+			continue;
+		started[t] = !pthread_create(&tids[t], NULL, detach_thread, &jobs[t]);
+		if (!started[t])
+			detach_thread(&jobs[t]);
+	}
+	for (int t = 0; t < NTHREADS; t++)
+		if (started[t])
+			pthread_join(tids[t], NULL);
+}
+
 void nsk_alloc_attach__free(struct nsk_alloc_attach *a)
 {
+	size_t n = 0;
+
 	if (!a)
 		return;
-	/* Entry probes first, for the same reason they go in last. */
-	for (size_t i = a->nlinks; i-- > 0;)
-		bpf_link__destroy(a->links[i]);
+	/* Entry probes first, for the same reason they go in last: sort
+	 * them to the front, then two rounds. */
+	for (size_t i = 0; i < a->nlinks; i++) {
+		if (!a->links[i].ret) {
+			struct link t = a->links[n];
+
+			a->links[n++] = a->links[i];
+			a->links[i] = t;
+		}
+	}
+	destroy_links(a->links, n);
+	destroy_links(a->links + n, a->nlinks - n);
 	free(a->links);
 	free(a->objs);
 	free(a);
@@ -245,20 +311,25 @@ static struct object *object_get(struct nsk_alloc_attach *a, const struct stat *
 	return grown;
 }
 
-static int add_link(struct nsk_alloc_attach *a, struct bpf_link *l)
+static int add_link(struct nsk_alloc_attach *a, struct bpf_link *l, int fd,
+		    int ret)
 {
 	if (a->nlinks == a->caplinks) {
 		size_t cap = a->caplinks ? 2 * a->caplinks : 32;
-		struct bpf_link **grown = realloc(a->links, cap * sizeof(*grown));
+		struct link *grown = realloc(a->links, cap * sizeof(*grown));
 
 		if (!grown) {
 			bpf_link__destroy(l);
+			if (fd >= 0)
+				close(fd);
 			return -ENOMEM;
 		}
 		a->links = grown;
 		a->caplinks = cap;
 	}
-	a->links[a->nlinks++] = l;
+	a->links[a->nlinks].l = l;
+	a->links[a->nlinks].fd = fd;
+	a->links[a->nlinks++].ret = ret;
 	return 0;
 }
 
@@ -295,112 +366,222 @@ static int emulated(const uint8_t *p)
 	return 0;
 }
 
-/* Bytes to step over at the start of function name in path so the probe is
- * emulated (see the top of this file); 0 when in doubt. */
-static size_t entry_skip(const char *path, const char *name)
+/* Bytes to step over at the start of a function whose first bytes are
+ * code, so the probe is emulated (see the top of this file); 0 when in
+ * doubt. */
+static size_t entry_skip(const uint8_t *code, size_t len)
 {
 #if defined(__x86_64__)
-	uint8_t code[32];
+	size_t skip = 0;
+
+	for (int k = 0; k < 3 && !emulated(code + skip); k++) {
+		size_t l = harmless_len(code + skip);
+
+		if (!l || skip + l + 8 > len)
+			return 0;
+		skip += l;
+	}
+	return emulated(code + skip) ? skip : 0;
+#else
+	(void)code;
+	(void)len;
+	return 0;
+#endif
+}
+
+/* File offsets of the probe points of fns[0..n) in path (0: not defined):
+ * the symbol's address turned into a file offset through the loadable
+ * segment that holds it, plus the entry skip. */
+static int resolve(const char *path, const struct probe_fn *fns, size_t n,
+		   uint64_t *offs)
+{
 	Elf *elf = NULL;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	GElf_Sym sym;
-	size_t skip = 0, off = 0;
-	int fd, found = 0;
+	size_t nphdr = 0;
+	int fd, err = 0;
 
+	memset(offs, 0, n * sizeof(*offs));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -errno;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nphdr)) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
 		Elf_Data *data;
-		size_t n;
+		size_t nsym;
 
 		if (!gelf_getshdr(scn, &sh) ||
 		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
 		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
 			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < n && !found; i++) {
+		nsym = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < nsym; i++) {
+			GElf_Sym sym;
 			const char *nm;
 
 			if (!gelf_getsym(data, (int)i, &sym) || !is_defined_func(&sym))
 				continue;
 			nm = elf_strptr(elf, sh.sh_link, sym.st_name);
-			found = nm && !strcmp(nm, name);
-		}
-	}
-	/* The symbol's file offset, from the section that holds it. */
-	scn = NULL;
-	while (found && (scn = elf_nextscn(elf, scn))) {
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
-		    sym.st_value >= sh.sh_addr && sym.st_value < sh.sh_addr + sh.sh_size) {
-			off = sym.st_value - sh.sh_addr + sh.sh_offset;
-			break;
-		}
-	}
-	if (off && pread(fd, code, sizeof(code), (off_t)off) == (ssize_t)sizeof(code)) {
-		for (int k = 0; k < 3 && !emulated(code + skip); k++) {
-			size_t l = harmless_len(code + skip);
+			for (size_t k = 0; nm && k < n; k++) {
+				uint8_t code[32];
 
-			if (!l || skip + l + 8 > sizeof(code)) {
-				skip = 0;
-				break;
+				if (offs[k] || strcmp(nm, fns[k].name))
+					continue;
+				for (size_t p = 0; p < nphdr; p++) {
+					GElf_Phdr ph;
+
+					if (!gelf_getphdr(elf, (int)p, &ph) || ph.p_type != PT_LOAD ||
+					    sym.st_value < ph.p_vaddr ||
+					    sym.st_value >= ph.p_vaddr + ph.p_filesz)
+						continue;
+					offs[k] = sym.st_value - ph.p_vaddr + ph.p_offset;
+					break;
+				}
+				if (offs[k] && pread(fd, code, sizeof(code), (off_t)offs[k]) ==
+				    (ssize_t)sizeof(code))
+					offs[k] += entry_skip(code, sizeof(code));
 			}
-			skip += l;
 		}
-		if (!emulated(code + skip))
-			skip = 0;
 	}
+cleanup:
 	elf_end(elf);
 	close(fd);
-	return skip;
-#else
-	(void)path;
-	(void)name;
-	return 0;
-#endif
+	return err;
+}
+
+/* BPF_LINK_CREATE for a uprobe_multi link, spelled out: the system's
+ * linux/bpf.h and libbpf 1.1 predate it (kernel 6.6). */
+#define NSK_BPF_TRACE_UPROBE_MULTI 48
+#define NSK_BPF_F_UPROBE_MULTI_RETURN 1
+struct nsk_link_create_uprobe_multi {
+	uint32_t prog_fd;
+	uint32_t target_fd;
+	uint32_t attach_type;
+	uint32_t flags;
+	uint64_t path;
+	uint64_t offsets;
+	uint64_t ref_ctr_offsets;
+	uint64_t cookies;
+	uint32_t cnt;
+	uint32_t multi_flags;
+	uint32_t pid;
+	uint32_t pad;
+	uint8_t rest[64]; /* the rest of union bpf_attr, zero */
+};
+
+static int multi_link(struct bpf_program *prog, const char *path,
+		      const uint64_t *offs, const uint64_t *cookies,
+		      uint32_t cnt, int ret)
+{
+	struct nsk_link_create_uprobe_multi attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = (uint32_t)bpf_program__fd(prog);
+	attr.attach_type = NSK_BPF_TRACE_UPROBE_MULTI;
+	attr.path = (uint64_t)(uintptr_t)path;
+	attr.offsets = (uint64_t)(uintptr_t)offs;
+	attr.cookies = (uint64_t)(uintptr_t)cookies;
+	attr.cnt = cnt;
+	attr.multi_flags = ret ? NSK_BPF_F_UPROBE_MULTI_RETURN : 0;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+int nsk_alloc_attach__multi_supported(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int ok;
+
+	if (!btf)
+		return 0;
+	ok = btf__find_by_name_kind(btf, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
+	return ok;
 }
 
 static int attach_one(struct nsk_alloc_attach *a, struct bpf_program *prog,
-		      const char *path, const struct probe_fn *fn, int ret)
+		      const char *path, const struct probe_fn *fn, uint64_t off,
+		      int ret)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = fn->name,
-		    .retprobe = ret, .bpf_cookie = fn->cookie);
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ret, .bpf_cookie = fn->cookie);
 	struct bpf_link *l;
 
-	l = bpf_program__attach_uprobe_opts(prog, -1, path,
-					    entry_skip(path, fn->name), &o);
+	l = bpf_program__attach_uprobe_opts(prog, -1, path, off, &o);
 	if (!l)
 		return -errno;
-	return add_link(a, l);
+	return add_link(a, l, -1, ret);
 }
 
-/* Attach the functions of table fns that path defines; returns how many. */
+/* Probes on the functions of table fns that path defines: with one
+ * uprobe_multi link per kind when the kernel has them (one link is one
+ * detach, and a detach costs a grace period), else one perf-event uprobe
+ * per function.  Returns how many functions, -ENOENT if none. */
 static int attach_set(struct nsk_alloc_attach *a, const char *path,
 		      const struct probe_fn *fns, size_t n, int with_free)
 {
-	int err, count = 0;
+	static const struct probe_fn free_fn = { "free", NSK_ALLOC_FREE };
+	uint64_t offs[32], cookies[32], free_off;
+	uint32_t cnt = 0;
+	int err, fd;
 
-	/* Returns first: see the top of this file. */
-	for (size_t i = 0; i < n; i++)
-		if (!attach_one(a, a->progs.exit, path, &fns[i], 1))
-			count++;
-	if (!count)
-		return -ENOENT;
+	err = resolve(path, fns, n, offs);
+	if (err)
+		return err;
+	/* Keep the defined ones; two names at one address (aligned_alloc
+	 * is memalign in glibc) get one probe. */
 	for (size_t i = 0; i < n; i++) {
-		err = attach_one(a, a->progs.enter, path, &fns[i], 0);
-		if (err && err != -ENOENT && err != -ESRCH)
-			return err;
-	}
-	if (with_free) {
-		static const struct probe_fn free_fn = { "free", NSK_ALLOC_FREE };
+		int dup = 0;
 
-		err = attach_one(a, a->progs.free, path, &free_fn, 0);
+		for (uint32_t k = 0; k < cnt; k++)
+			dup |= offs[k] == offs[i];
+		if (!offs[i] || dup)
+			continue;
+		offs[cnt] = offs[i];
+		cookies[cnt++] = fns[i].cookie;
+	}
+	if (!cnt)
+		return -ENOENT;
+	if (with_free) {
+		err = resolve(path, &free_fn, 1, &free_off);
+		if (!err && !free_off)
+			err = -ENOENT;
 		if (err)
 			return err;
 	}
-	return count;
+	if (a->progs.multi) {
+		/* Returns first: see the top of this file. */
+		fd = multi_link(a->progs.exit, path, offs, cookies, cnt, 1);
+		err = fd < 0 ? fd : add_link(a, NULL, fd, 1);
+		if (!err) {
+			fd = multi_link(a->progs.enter, path, offs, cookies, cnt, 0);
+			err = fd < 0 ? fd : add_link(a, NULL, fd, 0);
+		}
+		if (!err && with_free) {
+			uint64_t c = free_fn.cookie;
+
+			fd = multi_link(a->progs.free, path, &free_off, &c, 1, 0);
+			err = fd < 0 ? fd : add_link(a, NULL, fd, 0);
+		}
+		return err ? err : (int)cnt;
+	}
+	for (uint32_t i = 0; i < cnt && !err; i++) {
+		struct probe_fn f = { NULL, (uint32_t)cookies[i] };
+
+		err = attach_one(a, a->progs.exit, path, &f, offs[i], 1);
+	}
+	for (uint32_t i = 0; i < cnt && !err; i++) {
+		struct probe_fn f = { NULL, (uint32_t)cookies[i] };
+
+		err = attach_one(a, a->progs.enter, path, &f, offs[i], 0);
+	}
+	if (!err && with_free)
+		err = attach_one(a, a->progs.free, path, &free_fn, free_off, 0);
+	return err ? err : (int)cnt;
 }
 
 /* One candidate object of a process. */

@@ -24,7 +24,14 @@ struct nsk_alloc_progs {
 	struct bpf_program *enter; /* uprobe, cookie = function */
 	struct bpf_program *exit;  /* uretprobe, cookie = function */
 	struct bpf_program *free;  /* uprobe on free */
+	int multi; /* the programs were loaded for uprobe_multi links */
 };
+
+/* Whether the kernel has uprobe_multi links (6.6+); when it does, the
+ * caller sets expected_attach_type BPF_TRACE_UPROBE_MULTI (48) on the
+ * three programs before load and progs.multi = 1. */
+int nsk_alloc_attach__multi_supported(void);
+#define NSK_ALLOC_ATTACH_UPROBE_MULTI 48
 
 int nsk_alloc_attach__new(const struct nsk_alloc_progs *progs,
 			  struct nsk_alloc_attach **out);
