@@ -1,0 +1,278 @@
+/* The loader's driver and the helpers its handlers share: the statement
+ * cache, string ids, comm tracking, the record loop and the final
+ * bookkeeping (the recording table).  The handlers themselves live in
+ * load_core.c, load_stack.c and one file per signal. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/load.h"
+#include "report/schema.h"
+
+static void set_error(struct nsk_load *ld, const char *what)
+{
+	snprintf(ld->err, sizeof(ld->err), "%s: %s", what,
+		 sqlite3_errmsg(ld->db));
+}
+
+int nsk_load__sql_error(struct nsk_load *ld)
+{
+	set_error(ld, "database");
+	return -EIO;
+}
+
+int nsk_load__new(sqlite3 *db, struct nsk_load **out)
+{
+	struct nsk_load *ld;
+	char *msg = NULL;
+	int err;
+
+	ld = calloc(1, sizeof(*ld));
+	if (!ld)
+		return -ENOMEM;
+	ld->db = db;
+	ld->n.time_min = UINT64_MAX;
+	err = nsk_schema__create(db, &msg);
+	if (!err && sqlite3_exec(db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK)
+		err = -EIO;
+	sqlite3_free(msg);
+	if (err)
+		goto cleanup;
+	*out = ld;
+	return 0;
+cleanup:
+	/* The caller reads the message from sqlite3_errmsg(db). */
+	nsk_load__free(ld);
+	return err;
+}
+
+sqlite3_stmt *nsk_load__stmt(struct nsk_load *ld, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+
+	for (unsigned i = 0; i < ld->nstmts; i++)
+		if (ld->stmts[i].sql == sql)
+			return ld->stmts[i].st;
+	if (ld->nstmts == sizeof(ld->stmts) / sizeof(ld->stmts[0])) {
+		snprintf(ld->err, sizeof(ld->err), "statement cache full");
+		return NULL;
+	}
+	if (sqlite3_prepare_v3(ld->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st,
+			       NULL) != SQLITE_OK) {
+		set_error(ld, "prepare");
+		return NULL;
+	}
+	ld->stmts[ld->nstmts].sql = sql;
+	ld->stmts[ld->nstmts++].st = st;
+	return st;
+}
+
+int nsk_load__step(struct nsk_load *ld, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		set_error(ld, "insert");
+		return -EIO;
+	}
+	return 0;
+}
+
+void nsk_load__bind_bytes(sqlite3_stmt *st, int col, struct nsk_bytes b)
+{
+	size_t len = b.data ? strnlen((const char *)b.data, b.len) : 0;
+
+	if (!len)
+		sqlite3_bind_null(st, col);
+	else
+		sqlite3_bind_text(st, col, (const char *)b.data, (int)len,
+				  SQLITE_TRANSIENT);
+}
+
+const char *nsk_load__string(struct nsk_load *ld, uint64_t id, char *buf,
+			     size_t len)
+{
+	uint64_t sid;
+
+	if (!id)
+		return NULL;
+	if (nsk_idmap__get(&ld->strings, id, &sid))
+		return nsk_strtab__get(&ld->strtab, (uint32_t)sid);
+	ld->n.unknown_strings++;
+	snprintf(buf, len, "[unknown string %" PRIu64 "]", id);
+	return buf;
+}
+
+static const char SQL_COMM[] = "INSERT INTO comm VALUES (?, ?)";
+
+int nsk_load__set_comm(struct nsk_load *ld, uint32_t pid, uint32_t tid,
+		       struct nsk_bytes name)
+{
+	size_t before = ld->comms.n;
+	uint32_t id;
+	sqlite3_stmt *st;
+	int err;
+
+	if (!name.data || !name.len)
+		return 0;
+	id = nsk_strtab__intern(&ld->comms, (const char *)name.data, name.len);
+	if (!id)
+		return -ENOMEM;
+	if (ld->comms.n != before) {
+		st = nsk_load__stmt(ld, SQL_COMM);
+		if (!st)
+			return -EIO;
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_text(st, 2, nsk_strtab__get(&ld->comms, id), -1,
+				  SQLITE_STATIC);
+		err = nsk_load__step(ld, st);
+		if (err)
+			return err;
+	}
+	if (!tid)
+		return nsk_idmap__set(&ld->pid_comm, pid, id) ?:
+		       nsk_idmap__set(&ld->tid_comm, pid, id);
+	return nsk_idmap__set(&ld->tid_comm, tid, id);
+}
+
+int64_t nsk_load__comm(struct nsk_load *ld, uint32_t pid, uint32_t tid)
+{
+	uint64_t id;
+
+	if (nsk_idmap__get(&ld->tid_comm, tid, &id) ||
+	    nsk_idmap__get(&ld->pid_comm, pid, &id))
+		return (int64_t)id;
+	return 0;
+}
+
+int nsk_load__record(struct nsk_load *ld, const struct nsk_record *rec)
+{
+	ld->n.records++;
+	if (rec->type >= NSK_REC_TYPE_MAX || !nsk_load__table[rec->type]) {
+		ld->n.ignored++;
+		return 0;
+	}
+	return nsk_load__table[rec->type](ld, rec);
+}
+
+static const char SQL_PROBLEM[] = "INSERT INTO problem (message) VALUES (?)";
+
+void nsk_load__problem(struct nsk_load *ld, const char *msg)
+{
+	sqlite3_stmt *st = nsk_load__stmt(ld, SQL_PROBLEM);
+
+	ld->n.problems++;
+	if (!st)
+		return;
+	sqlite3_bind_text(st, 1, msg, -1, SQLITE_TRANSIENT);
+	/* A problem that cannot be stored is still counted. */
+	(void)nsk_load__step(ld, st);
+}
+
+static const char SQL_INFO[] = "INSERT OR REPLACE INTO recording VALUES (?, ?)";
+
+static int put_int(struct nsk_load *ld, const char *key, int64_t v)
+{
+	sqlite3_stmt *st = nsk_load__stmt(ld, SQL_INFO);
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, v);
+	return nsk_load__step(ld, st);
+}
+
+static int put_text(struct nsk_load *ld, const char *key, const char *v)
+{
+	sqlite3_stmt *st = nsk_load__stmt(ld, SQL_INFO);
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, v, -1, SQLITE_STATIC);
+	return nsk_load__step(ld, st);
+}
+
+int nsk_load__finish(struct nsk_load *ld, const char *file,
+		     const struct nsk_file_info *info,
+		     const struct nsk_reader_stats *stats)
+{
+	const struct nsk_load_counts *n = &ld->n;
+	uint64_t start = n->time_min == UINT64_MAX ? 0 : n->time_min;
+	uint64_t end = n->time_min == UINT64_MAX ? 0 : n->time_max;
+	char *msg = NULL;
+	int err = 0;
+
+	err = err ?: put_text(ld, "file", file ? file : "");
+	if (info) {
+		err = err ?: put_int(ld, "format_major", info->major);
+		err = err ?: put_int(ld, "format_minor", info->minor);
+	}
+	err = err ?: put_int(ld, "time_start_ns", (int64_t)start);
+	err = err ?: put_int(ld, "time_end_ns", (int64_t)end);
+	err = err ?: put_int(ld, "records", (int64_t)n->records);
+	err = err ?: put_int(ld, "ignored_records", (int64_t)n->ignored);
+	err = err ?: put_int(ld, "unresolved_frames", (int64_t)n->unresolved_frames);
+	err = err ?: put_int(ld, "unknown_frames", (int64_t)n->unknown_frames);
+	err = err ?: put_int(ld, "unknown_stacks", (int64_t)n->unknown_stacks);
+	err = err ?: put_int(ld, "unknown_strings", (int64_t)n->unknown_strings);
+	err = err ?: put_int(ld, "no_stack_events", (int64_t)n->no_stack);
+	err = err ?: put_int(ld, "problems", (int64_t)n->problems);
+	err = err ?: put_int(ld, "read_error", (int64_t)n->read_error);
+	err = err ?: put_int(ld, "ended", (int64_t)n->ended);
+	if (stats) {
+		err = err ?: put_int(ld, "chunks", (int64_t)stats->chunks);
+		err = err ?: put_int(ld, "corrupt_chunks", (int64_t)stats->corrupt_chunks);
+		err = err ?: put_int(ld, "skipped_chunks", (int64_t)stats->skipped_chunks);
+		err = err ?: put_int(ld, "skipped_records", (int64_t)stats->skipped_records);
+		err = err ?: put_int(ld, "seq_gaps", (int64_t)stats->seq_gaps);
+		err = err ?: put_int(ld, "truncated_bytes", (int64_t)stats->truncated_bytes);
+		err = err ?: put_int(ld, "bytes", (int64_t)stats->bytes);
+	}
+	if (err)
+		return err;
+	/* The cached statements are done; finalize them before COMMIT. */
+	for (unsigned i = 0; i < ld->nstmts; i++)
+		sqlite3_finalize(ld->stmts[i].st);
+	ld->nstmts = 0;
+	if (sqlite3_exec(ld->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK ||
+	    nsk_schema__index(ld->db, &msg)) {
+		snprintf(ld->err, sizeof(ld->err), "database: %s",
+			 msg ? msg : sqlite3_errmsg(ld->db));
+		sqlite3_free(msg);
+		return -EIO;
+	}
+	return 0;
+}
+
+const struct nsk_load_counts *nsk_load__counts(const struct nsk_load *ld)
+{
+	return &ld->n;
+}
+
+const char *nsk_load__error(const struct nsk_load *ld)
+{
+	return ld->err;
+}
+
+void nsk_load__free(struct nsk_load *ld)
+{
+	if (!ld)
+		return;
+	for (unsigned i = 0; i < ld->nstmts; i++)
+		sqlite3_finalize(ld->stmts[i].st);
+	nsk_idmap__release(&ld->strings);
+	nsk_strtab__release(&ld->strtab);
+	nsk_idmap__release(&ld->frames);
+	free(ld->frame);
+	nsk_strtab__release(&ld->funcs);
+	free(ld->func_seen);
+	nsk_idmap__release(&ld->stacks);
+	nsk_strtab__release(&ld->comms);
+	nsk_idmap__release(&ld->tid_comm);
+	nsk_idmap__release(&ld->pid_comm);
+	free(ld);
+}

@@ -1,0 +1,144 @@
+/* The loader: records in, SQLite rows out.
+ *
+ * One handler per record type, found in a table (load_table.c); a signal
+ * adds its handlers in a file of its own (load_cpu.c for samples) and a
+ * line per record type to the table.  Handlers use the helpers below:
+ * cached prepared statements, names resolved from the file's ids, the
+ * thread name (comm) an event belongs to, and stack ids made safe to join
+ * on.  Definitions the file never gave (a corrupt chunk can drop them) are
+ * replaced by visible placeholders and counted, never dropped silently.
+ *
+ * The whole load runs in one transaction with journal and sync off; indexes
+ * are made once at the end (nsk_load__finish). */
+#ifndef NUSKU_REPORT_LOAD_H
+#define NUSKU_REPORT_LOAD_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+#include <nusku/format.h>
+
+#include "report/idmap.h"
+
+struct nsk_load;
+typedef int (*nsk_load_fn)(struct nsk_load *ld, const struct nsk_record *rec);
+
+/* Handlers by record type; NULL: the type is counted and skipped. */
+extern const nsk_load_fn nsk_load__table[NSK_REC_TYPE_MAX];
+
+/* Counters that end up in the recording table (docs/schema.md). */
+struct nsk_load_counts {
+	uint64_t records;	   /* records handed to the loader */
+	uint64_t ignored;	   /* of a type no handler loads */
+	uint64_t unresolved_frames; /* frames without a symbol */
+	uint64_t unknown_frames;    /* frame ids used but never defined */
+	uint64_t unknown_stacks;    /* stack ids used but never defined */
+	uint64_t unknown_strings;   /* string ids used but never defined */
+	uint64_t no_stack;	    /* events with stack id 0 */
+	uint64_t problems;	    /* reader problems (truncation, corruption) */
+	uint64_t read_error;	    /* 1: the stream could not be read to its end */
+	uint64_t ended;		    /* an END record was loaded */
+	uint64_t time_min, time_max; /* ns; time_min = UINT64_MAX: none */
+};
+
+struct nsk_load_frame {
+	uint64_t inline_parent;
+	uint32_t func_id;
+	uint32_t flags;
+};
+
+struct nsk_load {
+	sqlite3 *db;
+	struct {
+		const char *sql;
+		sqlite3_stmt *st;
+	} stmts[32];
+	unsigned nstmts;
+	struct nsk_idmap strings;  /* file string id -> strtab id */
+	struct nsk_strtab strtab;  /* string values */
+	struct nsk_idmap frames;   /* file frame id -> index in frame[] */
+	struct nsk_load_frame *frame;
+	size_t nframe, frame_cap;
+	struct nsk_strtab funcs;   /* "name\x1fmodule" -> func id */
+	uint32_t *func_seen;	   /* per func id: last stack that listed it */
+	size_t func_seen_cap;
+	uint32_t stack_gen;
+	struct nsk_idmap stacks;   /* stack id -> 1 defined, 2 placeholder */
+	struct nsk_strtab comms;   /* comm name -> comm id */
+	struct nsk_idmap tid_comm; /* tid -> comm id */
+	struct nsk_idmap pid_comm; /* pid -> comm id */
+	struct nsk_load_counts n;
+	char err[256];
+};
+
+/* Creates the schema in db (an empty database) and begins the load. */
+int nsk_load__new(sqlite3 *db, struct nsk_load **out);
+/* Loads one record. 0 or a negative errno (message: nsk_load__error). */
+int nsk_load__record(struct nsk_load *ld, const struct nsk_record *rec);
+/* Loads every record a reader gives; a stream that breaks off is a
+ * problem recorded, not an error: what was read stays loaded. */
+int nsk_load__stream(struct nsk_load *ld, struct nsk_reader *r);
+/* Opens a file ("-": stdin), reads and loads it whole, and finishes the
+ * load.  0 or a negative errno with a one-line message in msg (missing
+ * file, not a .nsk file, newer format). */
+int nsk_load__file(sqlite3 *db, const char *file, char *msg, size_t len);
+/* A problem to show in every report (the reader's on_problem). */
+void nsk_load__problem(struct nsk_load *ld, const char *msg);
+/* Writes the recording table (file name, format, reader stats may be NULL),
+ * commits and builds the indexes. */
+int nsk_load__finish(struct nsk_load *ld, const char *file,
+		     const struct nsk_file_info *info,
+		     const struct nsk_reader_stats *stats);
+const struct nsk_load_counts *nsk_load__counts(const struct nsk_load *ld);
+const char *nsk_load__error(const struct nsk_load *ld);
+void nsk_load__free(struct nsk_load *ld);
+
+/* ---- for handlers ---- */
+
+/* A prepared statement for sql (a string constant: cached by address). */
+sqlite3_stmt *nsk_load__stmt(struct nsk_load *ld, const char *sql);
+/* Steps and resets st; 0 or -EIO with the message kept. */
+int nsk_load__step(struct nsk_load *ld, sqlite3_stmt *st);
+/* -EIO with SQLite's message kept (for a failed prepare or bind). */
+int nsk_load__sql_error(struct nsk_load *ld);
+/* Binds a byte string as text (NULs end it), NULL for an empty one. */
+void nsk_load__bind_bytes(sqlite3_stmt *st, int col, struct nsk_bytes b);
+/* The string of a file string id; NULL for 0; for an id never defined, a
+ * placeholder "[unknown string N]" (counted) written into buf. */
+const char *nsk_load__string(struct nsk_load *ld, uint64_t id, char *buf,
+			     size_t len);
+/* Notes an event time for the recording's span. */
+static inline void nsk_load__time(struct nsk_load *ld, uint64_t t)
+{
+	if (!t)
+		return;
+	if (t < ld->n.time_min)
+		ld->n.time_min = t;
+	if (t > ld->n.time_max)
+		ld->n.time_max = t;
+}
+/* The comm id of a thread (0: unknown), for events' comm_id column. */
+int64_t nsk_load__comm(struct nsk_load *ld, uint32_t pid, uint32_t tid);
+/* A thread (tid) or, with tid 0, a process got a name. */
+int nsk_load__set_comm(struct nsk_load *ld, uint32_t pid, uint32_t tid,
+		       struct nsk_bytes name);
+/* Makes sure a stack id used by an event can be joined on: one the file
+ * never defined becomes a placeholder stack "[unknown stack N]" (id 0:
+ * "[no stack]"). 0 or negative errno. */
+int nsk_load__stack_ref(struct nsk_load *ld, uint64_t stack_id);
+
+/* Handlers of the core records (load_core.c, load_stack.c). */
+int nsk_load__meta(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load__clock(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load__string_rec(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load__process(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load__thread(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load__exit(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load__mapping(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load__frame(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load__stack(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load__loss(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load__end(struct nsk_load *ld, const struct nsk_record *rec);
+/* cpu (load_cpu.c) */
+int nsk_load_cpu__sample(struct nsk_load *ld, const struct nsk_record *rec);
+
+#endif

@@ -1,0 +1,100 @@
+/* Feeding a reader's records to the loader, from a file or stdin.  Kept
+ * apart from load.c so that code loading records from elsewhere (unit
+ * tests) does not need the reader. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/load.h"
+
+int nsk_load__stream(struct nsk_load *ld, struct nsk_reader *r)
+{
+	struct nsk_record rec;
+	char msg[512];
+	int ret, err;
+
+	while ((ret = nsk_reader__next(r, &rec)) == 1) {
+		err = nsk_load__record(ld, &rec);
+		if (err)
+			return err;
+	}
+	if (ret < 0) {
+		/* Keep what was read; say that the rest could not be. */
+		ld->n.read_error = 1;
+		snprintf(msg, sizeof(msg), "read error: %s",
+			 *nsk_reader__error(r) ? nsk_reader__error(r)
+					       : strerror(-ret));
+		nsk_load__problem(ld, msg);
+	}
+	return 0;
+}
+
+struct problems {
+	struct nsk_load *ld;
+	char last[256]; /* for the one-line error when the file is refused */
+};
+
+static void on_problem(void *ctx, const char *msg)
+{
+	struct problems *p = ctx;
+
+	snprintf(p->last, sizeof(p->last), "%s", msg);
+	nsk_load__problem(p->ld, msg);
+}
+
+int nsk_load__file(sqlite3 *db, const char *file, char *msg, size_t len)
+{
+	struct nsk_reader_opts ropts = { .on_problem = on_problem };
+	struct problems probs = { 0 };
+	struct nsk_reader *r = NULL;
+	struct nsk_load *ld = NULL;
+	struct nsk_io *io;
+	int fd, err;
+
+	fd = strcmp(file, "-") ? open(file, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+	if (fd < 0) {
+		err = -errno;
+		snprintf(msg, len, "%s: %s", file, strerror(-err));
+		return err;
+	}
+	io = nsk_io__from_fd(fd, fd != STDIN_FILENO);
+	if (!io) {
+		if (fd != STDIN_FILENO)
+			close(fd);
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
+	}
+	err = nsk_load__new(db, &ld);
+	if (err) {
+		nsk_io__free(io);
+		snprintf(msg, len, "database: %s", sqlite3_errmsg(db));
+		return err;
+	}
+	probs.ld = ld;
+	ropts.ctx = &probs;
+	err = nsk_reader__new(io, &ropts, &r); /* frees io on failure */
+	if (err) {
+		if (err == -ENOTSUP)
+			snprintf(msg, len, "%s: %s: upgrade nusku to read it", file,
+				 probs.last[0] ? probs.last
+					       : "written by a newer nusku");
+		else if (probs.last[0])
+			snprintf(msg, len, "%s: %s", file, probs.last);
+		else if (err == -EPROTO)
+			snprintf(msg, len, "%s: not a .nsk recording", file);
+		else
+			snprintf(msg, len, "%s: %s", file, strerror(-err));
+		goto cleanup;
+	}
+	err = nsk_load__stream(ld, r);
+	err = err ?: nsk_load__finish(ld, strcmp(file, "-") ? file : "(stdin)",
+				      nsk_reader__info(r), nsk_reader__stats(r));
+	if (err)
+		snprintf(msg, len, "%s: %s", file, nsk_load__error(ld));
+cleanup:
+	nsk_reader__free(r);
+	nsk_load__free(ld);
+	return err;
+}

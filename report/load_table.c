@@ -1,0 +1,24 @@
+/* Which handler loads which record type.  A signal adds its lines here;
+ * a type without a handler is counted (ignored_records) and skipped. */
+#include "report/load.h"
+
+const nsk_load_fn nsk_load__table[NSK_REC_TYPE_MAX] = {
+	/* core */
+	[NSK_REC_META] = nsk_load__meta,
+	[NSK_REC_CLOCK] = nsk_load__clock,
+	[NSK_REC_STRING] = nsk_load__string_rec,
+	[NSK_REC_PROCESS] = nsk_load__process,
+	[NSK_REC_THREAD] = nsk_load__thread,
+	[NSK_REC_EXIT] = nsk_load__exit,
+	[NSK_REC_MAPPING] = nsk_load__mapping,
+	[NSK_REC_FRAME] = nsk_load__frame,
+	[NSK_REC_STACK] = nsk_load__stack,
+	[NSK_REC_LOSS] = nsk_load__loss,
+	[NSK_REC_END] = nsk_load__end,
+	/* cpu */
+	[NSK_REC_SAMPLE] = nsk_load_cpu__sample,
+	/* alloc */
+	/* offcpu */
+	/* syscall */
+	/* net */
+};

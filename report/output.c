@@ -1,0 +1,391 @@
+/* The generic output module: a prepared statement's rows as a text table
+ * that fits the terminal (80 columns when not a terminal), as JSON or as
+ * CSV.  JSON and CSV stream row by row; the text table is buffered to
+ * measure its columns first. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/output.h"
+
+void nsk_out__json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static const struct nsk_col_hint *hint_of(const struct nsk_col_hint *hints,
+					  const char *name)
+{
+	for (; hints && hints->name; hints++)
+		if (!strcmp(hints->name, name))
+			return hints;
+	return NULL;
+}
+
+static void json_value(FILE *f, sqlite3_stmt *st, int c)
+{
+	double d;
+
+	switch (sqlite3_column_type(st, c)) {
+	case SQLITE_NULL:
+		fputs("null", f);
+		break;
+	case SQLITE_INTEGER:
+		fprintf(f, "%lld", (long long)sqlite3_column_int64(st, c));
+		break;
+	case SQLITE_FLOAT:
+		d = sqlite3_column_double(st, c);
+		if (isfinite(d))
+			fprintf(f, "%.15g", d);
+		else
+			fputs("null", f);
+		break;
+	case SQLITE_BLOB: {
+		const unsigned char *b = sqlite3_column_blob(st, c);
+		int n = sqlite3_column_bytes(st, c);
+
+		fputc('"', f);
+		for (int i = 0; i < n; i++)
+			fprintf(f, "%02x", b[i]);
+		fputc('"', f);
+		break;
+	}
+	default:
+		nsk_out__json_str(f, (const char *)sqlite3_column_text(st, c));
+	}
+}
+
+static int rows_json(const struct nsk_out *o, sqlite3_stmt *st,
+		     const struct nsk_col_hint *hints)
+{
+	int ncol = sqlite3_column_count(st), rc, row = 0;
+
+	fputc('[', o->f);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int first = 1;
+
+		fputs(row++ ? ",\n  {" : "\n  {", o->f);
+		for (int c = 0; c < ncol; c++) {
+			const char *name = sqlite3_column_name(st, c);
+			const struct nsk_col_hint *h = hint_of(hints, name);
+
+			if (h && (h->flags & NSK_COL_TEXT_ONLY))
+				continue;
+			if (!first)
+				fputs(", ", o->f);
+			first = 0;
+			nsk_out__json_str(o->f, name);
+			fputs(": ", o->f);
+			json_value(o->f, st, c);
+		}
+		fputc('}', o->f);
+	}
+	fputs(row ? "\n]" : "]", o->f);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static int rows_csv(const struct nsk_out *o, sqlite3_stmt *st,
+		    const struct nsk_col_hint *hints)
+{
+	int ncol = sqlite3_column_count(st), rc, first = 1;
+
+	for (int c = 0; c < ncol; c++) {
+		const char *name = sqlite3_column_name(st, c);
+		const struct nsk_col_hint *h = hint_of(hints, name);
+
+		if (h && (h->flags & NSK_COL_TEXT_ONLY))
+			continue;
+		if (!first)
+			fputc(',', o->f);
+		first = 0;
+		csv_field(o->f, name);
+	}
+	fputc('\n', o->f);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		first = 1;
+		for (int c = 0; c < ncol; c++) {
+			const struct nsk_col_hint *h =
+				hint_of(hints, sqlite3_column_name(st, c));
+			const char *v;
+
+			if (h && (h->flags & NSK_COL_TEXT_ONLY))
+				continue;
+			if (!first)
+				fputc(',', o->f);
+			first = 0;
+			if (sqlite3_column_type(st, c) == SQLITE_FLOAT) {
+				fprintf(o->f, "%.15g", sqlite3_column_double(st, c));
+				continue;
+			}
+			v = (const char *)sqlite3_column_text(st, c);
+			csv_field(o->f, v ? v : "");
+		}
+		fputc('\n', o->f);
+	}
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* ---- text ---- */
+
+struct tcol {
+	const char *label;
+	unsigned flags;
+	int numeric; /* right-aligned */
+	int visible;
+	size_t width;
+};
+
+struct table {
+	struct tcol *col;
+	int ncol;
+	char **cell; /* row-major */
+	size_t nrow, cap;
+};
+
+static char *cell_text(sqlite3_stmt *st, int c, const struct tcol *col,
+		       int depth)
+{
+	char buf[64];
+	const char *v;
+	char *out;
+
+	switch (sqlite3_column_type(st, c)) {
+	case SQLITE_NULL:
+		return strdup("");
+	case SQLITE_INTEGER:
+		snprintf(buf, sizeof(buf), "%lld",
+			 (long long)sqlite3_column_int64(st, c));
+		return strdup(buf);
+	case SQLITE_FLOAT:
+		snprintf(buf, sizeof(buf),
+			 (col->flags & NSK_COL_PCT) ? "%.2f%%" : "%.6g",
+			 sqlite3_column_double(st, c));
+		return strdup(buf);
+	default:
+		v = (const char *)sqlite3_column_text(st, c);
+		if (!v)
+			v = "";
+		if (!(col->flags & NSK_COL_INDENT) || depth <= 0)
+			return strdup(v);
+		out = malloc(strlen(v) + 2 * (size_t)depth + 1);
+		if (out) {
+			memset(out, ' ', 2 * (size_t)depth);
+			strcpy(out + 2 * depth, v);
+		}
+		return out;
+	}
+}
+
+static void shrink(struct table *t, unsigned flags, size_t floor_w,
+		   size_t *excess)
+{
+	while (*excess) {
+		struct tcol *widest = NULL;
+
+		for (int c = 0; c < t->ncol; c++) {
+			struct tcol *col = &t->col[c];
+
+			if (col->visible && (col->flags & flags) &&
+			    col->width > floor_w &&
+			    (!widest || col->width > widest->width))
+				widest = col;
+		}
+		if (!widest)
+			return;
+		widest->width--;
+		(*excess)--;
+	}
+}
+
+static void fit(struct table *t, int width)
+{
+	size_t total = 0, excess;
+	int nvis = 0, any_flex = 0;
+
+	for (int c = 0; c < t->ncol; c++) {
+		if (!t->col[c].visible)
+			continue;
+		total += t->col[c].width;
+		nvis++;
+		any_flex |= !!(t->col[c].flags & NSK_COL_FLEX);
+	}
+	total += nvis ? 2 * (size_t)(nvis - 1) : 0;
+	if (width <= 0 || total <= (size_t)width)
+		return;
+	if (!any_flex) /* no hints (--sql): any text column may give way */
+		for (int c = 0; c < t->ncol; c++)
+			if (!t->col[c].numeric)
+				t->col[c].flags |= NSK_COL_FLEX;
+	excess = total - (size_t)width;
+	shrink(t, NSK_COL_FLEX, 24, &excess);
+	shrink(t, NSK_COL_NARROW, 10, &excess);
+	shrink(t, NSK_COL_FLEX, 8, &excess);
+}
+
+static void print_cell(FILE *f, const char *s, const struct tcol *col, int last)
+{
+	char shortened[4096];
+	size_t len = strlen(s);
+
+	if (len > col->width) {
+		nsk_out__shorten(s, col->width < sizeof(shortened) - 1
+					    ? col->width : sizeof(shortened) - 1,
+				 shortened);
+		s = shortened;
+		len = strlen(s);
+	}
+	if (col->numeric)
+		fprintf(f, "%*s%s", (int)(col->width - len), "", s);
+	else if (last)
+		fputs(s, f);
+	else
+		fprintf(f, "%s%*s", s, (int)(col->width - len), "");
+}
+
+static void print_line(FILE *f, const struct table *t, char **cells)
+{
+	int last = -1, first = 1;
+
+	/* No trailing blanks: the line ends at its last non-empty cell. */
+	for (int c = 0; c < t->ncol; c++)
+		if (t->col[c].visible && cells[c][0])
+			last = c;
+	for (int c = 0; c <= last; c++) {
+		if (!t->col[c].visible)
+			continue;
+		if (!first)
+			fputs("  ", f);
+		first = 0;
+		print_cell(f, cells[c], &t->col[c], c == last);
+	}
+	fputc('\n', f);
+}
+
+static int rows_text(const struct nsk_out *o, sqlite3_stmt *st,
+		     const struct nsk_col_hint *hints)
+{
+	struct table t = { 0 };
+	char **labels = NULL;
+	int rc, depth_col = -1, err = 0;
+
+	t.ncol = sqlite3_column_count(st);
+	t.col = calloc((size_t)t.ncol, sizeof(*t.col));
+	labels = calloc((size_t)t.ncol, sizeof(*labels));
+	if (!t.col || !labels) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (int c = 0; c < t.ncol; c++) {
+		const char *name = sqlite3_column_name(st, c);
+		const struct nsk_col_hint *h = hint_of(hints, name);
+
+		t.col[c].label = h && h->label ? h->label : name;
+		t.col[c].flags = h ? h->flags : 0;
+		t.col[c].visible = !(t.col[c].flags & NSK_COL_DATA_ONLY);
+		t.col[c].width = strlen(t.col[c].label);
+		t.col[c].numeric = -1; /* decided by the first value */
+		labels[c] = (char *)t.col[c].label;
+		if (!strcmp(name, "depth"))
+			depth_col = c;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int depth = depth_col >= 0 ? sqlite3_column_int(st, depth_col) : 0;
+
+		if (t.nrow == t.cap) {
+			size_t cap = t.cap ? t.cap * 2 : 64;
+			char **cell = realloc(t.cell, cap * (size_t)t.ncol *
+							      sizeof(*cell));
+
+			if (!cell) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			t.cell = cell;
+			t.cap = cap;
+		}
+		for (int c = 0; c < t.ncol; c++) {
+			char **cell = &t.cell[t.nrow * (size_t)t.ncol + (size_t)c];
+			int type = sqlite3_column_type(st, c);
+			size_t len;
+
+			if (t.col[c].numeric < 0 && type != SQLITE_NULL)
+				t.col[c].numeric = type == SQLITE_INTEGER ||
+						   type == SQLITE_FLOAT;
+			*cell = cell_text(st, c, &t.col[c], depth);
+			if (!*cell) {
+				/* keep the table freeable: fill the row */
+				for (int d = c; d < t.ncol; d++)
+					t.cell[t.nrow * (size_t)t.ncol + (size_t)d] = NULL;
+				t.nrow++;
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			len = strlen(*cell);
+			if (len > t.col[c].width)
+				t.col[c].width = len;
+		}
+		t.nrow++;
+	}
+	if (rc != SQLITE_DONE) {
+		err = -EIO;
+		goto cleanup;
+	}
+	for (int c = 0; c < t.ncol; c++)
+		if (t.col[c].numeric < 0)
+			t.col[c].numeric = 0;
+	fit(&t, o->width);
+	print_line(o->f, &t, labels);
+	for (size_t r = 0; r < t.nrow; r++)
+		print_line(o->f, &t, &t.cell[r * (size_t)t.ncol]);
+cleanup:
+	for (size_t i = 0; i < t.nrow * (size_t)t.ncol; i++)
+		free(t.cell[i]);
+	free(t.cell);
+	free(t.col);
+	free(labels);
+	return err;
+}
+
+int nsk_out__rows(const struct nsk_out *o, sqlite3_stmt *st,
+		  const struct nsk_col_hint *hints)
+{
+	switch (o->fmt) {
+	case NSK_FMT_JSON:
+		return rows_json(o, st, hints);
+	case NSK_FMT_CSV:
+		return rows_csv(o, st, hints);
+	default:
+		return rows_text(o, st, hints);
+	}
+}

@@ -1,0 +1,49 @@
+/* Generic output: the rows of a prepared statement as a text table, a JSON
+ * array of objects or CSV.  Views only say how columns look (hints); the
+ * column names of the statement are the JSON keys and CSV headers. */
+#ifndef NUSKU_REPORT_OUTPUT_H
+#define NUSKU_REPORT_OUTPUT_H
+
+#include <stdio.h>
+#include <sqlite3.h>
+
+enum nsk_fmt { NSK_FMT_TEXT, NSK_FMT_JSON, NSK_FMT_CSV };
+
+enum nsk_col_flags {
+	NSK_COL_FLEX = 1u << 0,	     /* text: shortened to fit the width */
+	NSK_COL_NARROW = 1u << 1,    /* text: may shrink (module names) */
+	NSK_COL_PCT = 1u << 2,	     /* text: printed as "12.34%" */
+	NSK_COL_TEXT_ONLY = 1u << 3, /* not in JSON or CSV */
+	NSK_COL_DATA_ONLY = 1u << 4, /* not in the text table */
+	NSK_COL_INDENT = 1u << 5,    /* text: indented by the "depth" column */
+};
+
+struct nsk_col_hint {
+	const char *name;  /* the statement's column name */
+	const char *label; /* text header; NULL: the name */
+	unsigned flags;
+};
+
+struct nsk_out {
+	FILE *f;
+	enum nsk_fmt fmt;
+	int width; /* text: columns to fit; 0: no limit */
+};
+
+/* Prints every row of st (stepping it to the end).  hints: NULL or an
+ * array ended by a NULL name; columns without a hint get defaults (numbers
+ * right-aligned, the widest text column shortened first).  JSON: an array
+ * of objects; CSV: a header line and rows.  0 or -EIO (SQLite's message
+ * from the statement's database). */
+int nsk_out__rows(const struct nsk_out *o, sqlite3_stmt *st,
+		  const struct nsk_col_hint *hints);
+
+/* JSON string literal of s (quotes included). */
+void nsk_out__json_str(FILE *f, const char *s);
+
+/* Shortens a name to at most width bytes, sensibly: drops the parameter
+ * list, then template arguments, then the middle ("..."), keeping leading
+ * spaces (tree indentation).  Writes NUL-terminated out (width + 1 bytes). */
+void nsk_out__shorten(const char *in, size_t width, char *out);
+
+#endif

@@ -1,0 +1,79 @@
+/* A report: the loaded database, the options, and the views that answer
+ * them.  cmd_report.c fills struct nsk_report; a view's run function
+ * prepares its SQL and hands the statement to nsk_report__emit, which
+ * wraps the rows with the summary every report carries (span, events,
+ * losses, unresolved frames, problems with the file). */
+#ifndef NUSKU_REPORT_REPORT_H
+#define NUSKU_REPORT_REPORT_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "report/output.h"
+
+struct nsk_report_opts {
+	const char *view;  /* --by */
+	int tree;	   /* --tree */
+	int folded;	   /* --folded */
+	const char *sql;   /* --sql */
+	const char *db;	   /* --db FILE */
+	const char *pids;  /* --pid LIST (validated: digits and commas) */
+	const char *tids;  /* --tid LIST */
+	const char *comms; /* --comm LIST */
+	double since, until; /* seconds from the start; < 0: not given */
+	long limit;	   /* rows; < 0: all */
+	double min_pct;	   /* --tree: hide nodes below this share */
+};
+
+struct nsk_report {
+	sqlite3 *db;
+	const struct nsk_report_opts *opts;
+	struct nsk_out out;
+	char err[512]; /* a view's failure, one line */
+};
+
+/* A view: --by NAME.  weights, when the view counts something on stacks,
+ * is SQL giving (stack_id, weight) rows of the selected events, e.g.
+ * "SELECT stack_id, 1 FROM f_sample" or "SELECT stack_id, size FROM
+ * f_alloc"; the stack views sum them per stack (in C: faster than GROUP
+ * BY) into temp.w and join that; --tree and --folded use it too.  unit names the weight in column names
+ * ("samples": self_samples, total_samples). */
+struct nsk_view {
+	const char *name;
+	const char *help;
+	int (*run)(struct nsk_report *rep, const struct nsk_view *v);
+	const char *weights;
+	const char *unit;
+};
+
+/* The view table (views.c), ended by a NULL name. */
+extern const struct nsk_view *const nsk_views[];
+const struct nsk_view *nsk_view__find(const char *name);
+
+/* Prints the rows of st wrapped in the report: text gets '#' summary lines
+ * above the table, JSON an object with the summary and "rows", CSV the
+ * rows alone (warnings then go to stderr).  Finalizes st. */
+int nsk_report__emit(struct nsk_report *rep, const char *view,
+		     sqlite3_stmt *st, const struct nsk_col_hint *hints);
+/* For outputs without room for a summary (--folded, CSV): warnings about
+ * the recording (truncation, losses, unresolved frames) on stderr. */
+void nsk_report__warn(struct nsk_report *rep);
+/* Prepares sql (printf-style), keeping SQLite's message in rep->err. */
+sqlite3_stmt *nsk_report__prepare(struct nsk_report *rep, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The recording table's integer value of key (0 when absent). */
+int64_t nsk_report__info(struct nsk_report *rep, const char *key);
+
+/* Creates the temporary views f_<table> of the selected events. */
+int nsk_filter__apply(struct nsk_report *rep);
+
+/* Views over stacks, parameterized by a view's weights (stacks.c). */
+int nsk_stacks__by_function(struct nsk_report *rep, const struct nsk_view *v);
+int nsk_stacks__by_stack(struct nsk_report *rep, const struct nsk_view *v);
+int nsk_stacks__tree(struct nsk_report *rep, const struct nsk_view *v);
+int nsk_stacks__folded(struct nsk_report *rep, const struct nsk_view *v);
+
+/* --sql (sql.c) */
+int nsk_report__sql(struct nsk_report *rep, const char *sql);
+
+#endif

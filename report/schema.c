@@ -1,0 +1,117 @@
+/* The one place that owns the database schema.  Each signal has a block:
+ * its CREATE TABLE statements, the indexes made after the bulk load (an
+ * index maintained during a million inserts costs more than building it
+ * once), and its event tables.  Adding a signal = adding a block here, a
+ * loader file and a view file.
+ *
+ * Names are resolved at load: frames carry their function name through
+ * func, stacks carry their paths, samples their comm id; nobody needs the
+ * file's string ids after the load. */
+#include <errno.h>
+#include <stddef.h>
+
+#include "report/schema.h"
+
+/* ---- core: the recording, processes, code locations, stacks, losses ---- */
+static const char *const core_create[] = {
+	/* What the loader learned: file, format, time span, reader stats,
+	 * unresolved counts (see docs/schema.md for the keys). */
+	"CREATE TABLE recording (key TEXT PRIMARY KEY, value)",
+	/* Problems the reader reported (truncation, corruption), in order. */
+	"CREATE TABLE problem (seq INTEGER PRIMARY KEY, message TEXT)",
+	"CREATE TABLE meta (key TEXT, value TEXT)",
+	"CREATE TABLE clock (monotonic_ns INTEGER, realtime_ns INTEGER)",
+	"CREATE TABLE process (time INTEGER, pid INTEGER, ppid INTEGER, "
+	"how TEXT, comm TEXT, cmdline TEXT)",
+	"CREATE TABLE thread (time INTEGER, pid INTEGER, tid INTEGER, name TEXT)",
+	"CREATE TABLE exit (time INTEGER, pid INTEGER, tid INTEGER, "
+	"exit_code INTEGER)",
+	/* Thread names as the loader tracked them; events point here. */
+	"CREATE TABLE comm (id INTEGER PRIMARY KEY, name TEXT)",
+	"CREATE TABLE mapping (id INTEGER PRIMARY KEY, pid INTEGER, "
+	"start INTEGER, end INTEGER, pgoff INTEGER, path TEXT, build_id TEXT)",
+	/* A function: the unit --by function counts.  Unresolved code gets a
+	 * name "module+0xoffset"; ids the file never defined get
+	 * "[unknown frame N]" (unresolved = 1 in both cases). */
+	"CREATE TABLE func (id INTEGER PRIMARY KEY, name TEXT, module TEXT, "
+	"kernel INTEGER, unresolved INTEGER)",
+	"CREATE TABLE frame (id INTEGER PRIMARY KEY, func_id INTEGER, "
+	"mapping_id INTEGER, addr INTEGER, file TEXT, line INTEGER, "
+	"flags INTEGER, inline_parent INTEGER, known INTEGER)",
+	/* path: root first, ';'-separated (flamegraph's folded form);
+	 * chain: leaf first, ' <- '-separated (for text reports). */
+	"CREATE TABLE stack (id INTEGER PRIMARY KEY, flags INTEGER, "
+	"depth INTEGER, leaf_func_id INTEGER, path TEXT, chain TEXT, "
+	"known INTEGER)",
+	/* A stack's frames with inline frames expanded, leaf first (pos 0).
+	 * level is the position of the address in the recorded stack. */
+	"CREATE TABLE stack_frame (stack_id INTEGER, pos INTEGER, "
+	"level INTEGER, frame_id INTEGER, func_id INTEGER, inlined INTEGER, "
+	"PRIMARY KEY (stack_id, pos)) WITHOUT ROWID",
+	/* Each function of a stack once (recursion counts once); leaf = 1
+	 * for the function that was running. */
+	"CREATE TABLE stack_func (stack_id INTEGER, func_id INTEGER, "
+	"leaf INTEGER, PRIMARY KEY (stack_id, func_id)) WITHOUT ROWID",
+	"CREATE TABLE loss (time_start INTEGER, time_end INTEGER, source TEXT, "
+	"count INTEGER)",
+	NULL
+};
+
+static const char *const core_index[] = {
+	NULL
+};
+
+/* ---- cpu: samples ---- */
+static const char *const cpu_create[] = {
+	"CREATE TABLE sample (time INTEGER, pid INTEGER, tid INTEGER, "
+	"cpu INTEGER, stack_id INTEGER, weight INTEGER, comm_id INTEGER)",
+	NULL
+};
+
+static const char *const cpu_index[] = {
+	NULL
+};
+
+/* ---- alloc ---- */
+/* ---- offcpu ---- */
+/* ---- syscall ---- */
+/* ---- net ---- */
+
+struct block {
+	const char *signal;
+	const char *const *create;
+	const char *const *index;
+};
+
+static const struct block blocks[] = {
+	{ "core", core_create, core_index },
+	{ "cpu", cpu_create, cpu_index },
+};
+
+const struct nsk_event_table nsk_schema__events[] = {
+	{ "sample", "CPU samples" },
+};
+const unsigned nsk_schema__nevents =
+	sizeof(nsk_schema__events) / sizeof(nsk_schema__events[0]);
+
+static int run_all(sqlite3 *db, int create, char **errmsg)
+{
+	for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
+		const char *const *sql = create ? blocks[b].create : blocks[b].index;
+
+		for (; *sql; sql++)
+			if (sqlite3_exec(db, *sql, NULL, NULL, errmsg) != SQLITE_OK)
+				return -EIO;
+	}
+	return 0;
+}
+
+int nsk_schema__create(sqlite3 *db, char **errmsg)
+{
+	return run_all(db, 1, errmsg);
+}
+
+int nsk_schema__index(sqlite3 *db, char **errmsg)
+{
+	return run_all(db, 0, errmsg);
+}

@@ -1,0 +1,347 @@
+/* What every report says besides its rows: the file, the time span, how
+ * many events were selected, lost events by source, unresolved frames and
+ * anything wrong with the file (truncated, corrupt, unfinished).  Text
+ * reports carry it as '#' lines above the table, JSON as keys next to
+ * "rows"; outputs without room for it (CSV, folded) warn on stderr. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "report/schema.h"
+
+#define PROBLEMS_SHOWN 10
+
+sqlite3_stmt *nsk_report__prepare(struct nsk_report *rep, const char *fmt, ...)
+{
+	sqlite3_stmt *st = NULL;
+	va_list ap;
+	char *sql;
+
+	va_start(ap, fmt);
+	sql = sqlite3_vmprintf(fmt, ap);
+	va_end(ap);
+	if (!sql) {
+		snprintf(rep->err, sizeof(rep->err), "out of memory");
+		return NULL;
+	}
+	if (sqlite3_prepare_v2(rep->db, sql, -1, &st, NULL) != SQLITE_OK)
+		snprintf(rep->err, sizeof(rep->err), "%s",
+			 sqlite3_errmsg(rep->db));
+	sqlite3_free(sql);
+	return st;
+}
+
+static int64_t query_int(struct nsk_report *rep, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = 0;
+
+	if (sqlite3_prepare_v2(rep->db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+int64_t nsk_report__info(struct nsk_report *rep, const char *key)
+{
+	char *sql = sqlite3_mprintf("SELECT value FROM recording WHERE key = %Q",
+				    key);
+	int64_t v = sql ? query_int(rep, sql) : 0;
+
+	sqlite3_free(sql);
+	return v;
+}
+
+static const char *info_text(struct nsk_report *rep, const char *key,
+			     char *buf, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+
+	buf[0] = '\0';
+	if (sqlite3_prepare_v2(rep->db,
+			       "SELECT value FROM recording WHERE key = ?", -1,
+			       &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+			snprintf(buf, len, "%s", sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	return buf;
+}
+
+/* The warnings about the file itself, one line each, into lines[]. */
+static int file_warnings(struct nsk_report *rep, char lines[][256], int max)
+{
+	int64_t truncated = nsk_report__info(rep, "truncated_bytes");
+	int64_t corrupt = nsk_report__info(rep, "corrupt_chunks");
+	int64_t gaps = nsk_report__info(rep, "seq_gaps");
+	int64_t ustacks = nsk_report__info(rep, "unknown_stacks");
+	int n = 0;
+
+	if (truncated && n < max)
+		snprintf(lines[n++], 256,
+			 "recording truncated: the last %" PRId64
+			 " bytes formed no whole chunk and were dropped",
+			 truncated);
+	if (corrupt && n < max)
+		snprintf(lines[n++], 256,
+			 "recording corrupt: %" PRId64 " chunks failed their "
+			 "checks and were skipped", corrupt);
+	if (gaps && n < max)
+		snprintf(lines[n++], 256, "%" PRId64 " chunks missing from "
+			 "the sequence", gaps);
+	if (nsk_report__info(rep, "read_error") && n < max)
+		snprintf(lines[n++], 256, "the file could not be read to its "
+			 "end: the report covers what came before");
+	if (!nsk_report__info(rep, "ended") && n < max)
+		snprintf(lines[n++], 256, "no end record: the recorder did not "
+			 "finish (killed, or still writing)");
+	if (ustacks && n < max)
+		snprintf(lines[n++], 256, "%" PRId64 " stack id%s never "
+			 "defined (shown as [unknown stack N])", ustacks,
+			 ustacks == 1 ? " was" : "s were");
+	return n;
+}
+
+/* The file read to its END record with nothing cut, skipped or broken. */
+static int complete(struct nsk_report *rep)
+{
+	return nsk_report__info(rep, "ended") &&
+	       !nsk_report__info(rep, "problems") &&
+	       !nsk_report__info(rep, "truncated_bytes") &&
+	       !nsk_report__info(rep, "corrupt_chunks") &&
+	       !nsk_report__info(rep, "seq_gaps") &&
+	       !nsk_report__info(rep, "read_error");
+}
+
+struct lost {
+	char source[64];
+	int64_t count;
+};
+
+static int lost_by_source(struct nsk_report *rep, struct lost *out, int max,
+			  int64_t *total)
+{
+	sqlite3_stmt *st = NULL;
+	int n = 0;
+
+	*total = 0;
+	if (sqlite3_prepare_v2(rep->db, "SELECT source, sum(count) FROM loss "
+			       "GROUP BY source ORDER BY source", -1, &st,
+			       NULL) != SQLITE_OK)
+		return 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t c = sqlite3_column_int64(st, 1);
+
+		*total += c;
+		if (n < max) {
+			snprintf(out[n].source, sizeof(out[n].source), "%s",
+				 (const char *)sqlite3_column_text(st, 0));
+			out[n++].count = c;
+		}
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+static int64_t count_rows(struct nsk_report *rep, const char *table,
+			  int filtered)
+{
+	char *sql = sqlite3_mprintf("SELECT count(*) FROM %s%s",
+				    filtered ? "f_" : "", table);
+	int64_t v = sql ? query_int(rep, sql) : 0;
+
+	sqlite3_free(sql);
+	return v;
+}
+
+static double span_seconds(struct nsk_report *rep)
+{
+	return (double)(nsk_report__info(rep, "time_end_ns") -
+			nsk_report__info(rep, "time_start_ns")) / 1e9;
+}
+
+/* A query over problem messages, for the caller to step. */
+static sqlite3_stmt *problems(struct nsk_report *rep)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(rep->db, "SELECT message FROM problem ORDER BY "
+			       "seq", -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	return st;
+}
+
+static void summary_text(struct nsk_report *rep, FILE *f)
+{
+	int64_t unresolved = nsk_report__info(rep, "unresolved_frames");
+	int64_t unknown = nsk_report__info(rep, "unknown_frames");
+	int64_t major = nsk_report__info(rep, "format_major");
+	char file[256], warn[8][256];
+	struct lost lost[16];
+	int64_t lost_total;
+	int nlost, nwarn, shown = 0;
+	sqlite3_stmt *st;
+
+	fprintf(f, "# %s", info_text(rep, "file", file, sizeof(file)));
+	if (major)
+		fprintf(f, " (format %" PRId64 ".%" PRId64 ")", major,
+			nsk_report__info(rep, "format_minor"));
+	fprintf(f, ": %.3f s\n", span_seconds(rep));
+	for (unsigned i = 0; i < nsk_schema__nevents; i++) {
+		int64_t all = count_rows(rep, nsk_schema__events[i].table, 0);
+		int64_t sel = count_rows(rep, nsk_schema__events[i].table, 1);
+
+		if (!all)
+			continue;
+		fprintf(f, "# %s: %" PRId64, nsk_schema__events[i].what, all);
+		if (sel != all)
+			fprintf(f, " (%" PRId64 " selected)", sel);
+		fputc('\n', f);
+	}
+	nlost = lost_by_source(rep, lost, 16, &lost_total);
+	if (!lost_total) {
+		fprintf(f, "# lost events: none\n");
+	} else {
+		fprintf(f, "# lost events: %" PRId64 " (", lost_total);
+		for (int i = 0; i < nlost; i++)
+			fprintf(f, "%s%s %" PRId64, i ? ", " : "",
+				lost[i].source, lost[i].count);
+		fprintf(f, ")\n");
+	}
+	if (unresolved + unknown)
+		fprintf(f, "# unresolved frames: %" PRId64 " (%" PRId64
+			" without a symbol, %" PRId64 " never defined)\n",
+			unresolved + unknown, unresolved, unknown);
+	nwarn = file_warnings(rep, warn, 8);
+	for (int i = 0; i < nwarn; i++)
+		fprintf(f, "# WARNING: %s\n", warn[i]);
+	st = problems(rep);
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		if (shown++ < PROBLEMS_SHOWN)
+			fprintf(f, "# problem: %s\n", sqlite3_column_text(st, 0));
+	}
+	if (shown > PROBLEMS_SHOWN)
+		fprintf(f, "# ... and %d more problems (SELECT * FROM problem)\n",
+			shown - PROBLEMS_SHOWN);
+	sqlite3_finalize(st);
+	fputc('\n', f);
+}
+
+static void summary_json(struct nsk_report *rep, const char *view, FILE *f)
+{
+	int64_t start = nsk_report__info(rep, "time_start_ns");
+	int64_t end = nsk_report__info(rep, "time_end_ns");
+	int64_t major = nsk_report__info(rep, "format_major");
+	int64_t unresolved = nsk_report__info(rep, "unresolved_frames");
+	int64_t unknown = nsk_report__info(rep, "unknown_frames");
+	char file[256], warn[8][256];
+	struct lost lost[64];
+	int64_t lost_total;
+	int nlost, nwarn, first = 1;
+	sqlite3_stmt *st;
+
+	fputs("{\"file\": ", f);
+	nsk_out__json_str(f, info_text(rep, "file", file, sizeof(file)));
+	fprintf(f, ", \"format\": \"%" PRId64 ".%" PRId64 "\", \"view\": ",
+		major, nsk_report__info(rep, "format_minor"));
+	nsk_out__json_str(f, view);
+	fprintf(f, ",\n \"time_span\": {\"start_ns\": %" PRId64 ", \"end_ns\": %"
+		PRId64 ", \"seconds\": %.9g},\n \"events\": {", start, end,
+		span_seconds(rep));
+	for (unsigned i = 0; i < nsk_schema__nevents; i++) {
+		const char *t = nsk_schema__events[i].table;
+
+		fprintf(f, "%s\"%s\": {\"total\": %" PRId64 ", \"selected\": %"
+			PRId64 "}", i ? ", " : "", t, count_rows(rep, t, 0),
+			count_rows(rep, t, 1));
+	}
+	nlost = lost_by_source(rep, lost, 64, &lost_total);
+	fputs("},\n \"lost\": {", f);
+	for (int i = 0; i < nlost; i++) {
+		fputs(i ? ", " : "", f);
+		nsk_out__json_str(f, lost[i].source);
+		fprintf(f, ": %" PRId64, lost[i].count);
+	}
+	fprintf(f, "}, \"lost_total\": %" PRId64 ",\n", lost_total);
+	fprintf(f, " \"unresolved_frames\": %" PRId64 ", \"unknown_frames\": %"
+		PRId64 ", \"unknown_stacks\": %" PRId64 ",\n", unresolved + unknown,
+		unknown, nsk_report__info(rep, "unknown_stacks"));
+	nwarn = file_warnings(rep, warn, 8);
+	fprintf(f, " \"complete\": %s, \"truncated_bytes\": %" PRId64
+		", \"corrupt_chunks\": %" PRId64 ",\n \"warnings\": [",
+		complete(rep) ? "true" : "false",
+		nsk_report__info(rep, "truncated_bytes"),
+		nsk_report__info(rep, "corrupt_chunks"));
+	for (int i = 0; i < nwarn; i++) {
+		fputs(i ? ", " : "", f);
+		nsk_out__json_str(f, warn[i]);
+	}
+	fputs("], \"problems\": [", f);
+	st = problems(rep);
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		fputs(first ? "" : ", ", f);
+		first = 0;
+		nsk_out__json_str(f, (const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	fputs("],\n \"rows\": ", f);
+}
+
+void nsk_report__warn(struct nsk_report *rep)
+{
+	int64_t unresolved = nsk_report__info(rep, "unresolved_frames") +
+			     nsk_report__info(rep, "unknown_frames");
+	char warn[8][256];
+	struct lost lost[1];
+	int64_t lost_total;
+	int nwarn = file_warnings(rep, warn, 8);
+	sqlite3_stmt *st;
+
+	for (int i = 0; i < nwarn; i++)
+		fprintf(stderr, "nusku report: warning: %s\n", warn[i]);
+	st = problems(rep);
+	while (st && sqlite3_step(st) == SQLITE_ROW)
+		fprintf(stderr, "nusku report: problem: %s\n",
+			sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	lost_by_source(rep, lost, 1, &lost_total);
+	if (lost_total)
+		fprintf(stderr, "nusku report: warning: %" PRId64 " events lost "
+			"(SELECT * FROM loss)\n", lost_total);
+	if (unresolved)
+		fprintf(stderr, "nusku report: note: %" PRId64 " frames "
+			"unresolved\n", unresolved);
+}
+
+int nsk_report__emit(struct nsk_report *rep, const char *view,
+		     sqlite3_stmt *st, const struct nsk_col_hint *hints)
+{
+	FILE *f = rep->out.f;
+	int err;
+
+	switch (rep->out.fmt) {
+	case NSK_FMT_TEXT:
+		summary_text(rep, f);
+		break;
+	case NSK_FMT_JSON:
+		summary_json(rep, view, f);
+		break;
+	case NSK_FMT_CSV:
+		nsk_report__warn(rep);
+		break;
+	}
+	err = nsk_out__rows(&rep->out, st, hints);
+	if (err)
+		snprintf(rep->err, sizeof(rep->err), "%s",
+			 sqlite3_errmsg(rep->db));
+	if (rep->out.fmt == NSK_FMT_JSON)
+		fputs("}\n", f);
+	sqlite3_finalize(st);
+	return err;
+}

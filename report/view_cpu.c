@@ -1,0 +1,56 @@
+/* The CPU views: samples by function, by call path, by thread.  --tree and
+ * --folded of these views use the samples' weights below. */
+#include <errno.h>
+
+#include "report/report.h"
+#include "report/views.h"
+
+/* One per sample; stacks.c sums them per stack. */
+#define CPU_WEIGHTS "SELECT stack_id, 1 FROM f_sample"
+
+static int run_thread(struct nsk_report *rep, const struct nsk_view *v)
+{
+	static const struct nsk_col_hint h[] = {
+		{ "pct", NULL, NSK_COL_PCT },
+		{ "comm", NULL, NSK_COL_FLEX },
+		{ NULL, NULL, 0 }
+	};
+	sqlite3_stmt *st;
+
+	st = nsk_report__prepare(rep,
+		"WITH s AS (SELECT pid, tid, comm_id, count(*) AS n "
+		"FROM f_sample GROUP BY pid, tid, comm_id), "
+		"t AS (SELECT total(n) AS total FROM s) "
+		"SELECT sum(n) AS samples, round(100.0 * sum(n) / t.total, 2) "
+		"AS pct, pid, tid, group_concat(DISTINCT c.name) AS comm "
+		"FROM s LEFT JOIN comm c ON c.id = s.comm_id, t "
+		"GROUP BY pid, tid ORDER BY 1 DESC, pid, tid LIMIT %ld",
+		rep->opts->limit);
+	if (!st)
+		return -EIO;
+	return nsk_report__emit(rep, v->name, st, h);
+}
+
+const struct nsk_view nsk_view_cpu_function = {
+	.name = "function",
+	.help = "CPU samples per function: self, total (on the stack)",
+	.run = nsk_stacks__by_function,
+	.weights = CPU_WEIGHTS,
+	.unit = "samples",
+};
+
+const struct nsk_view nsk_view_cpu_stack = {
+	.name = "stack",
+	.help = "CPU samples per call path",
+	.run = nsk_stacks__by_stack,
+	.weights = CPU_WEIGHTS,
+	.unit = "samples",
+};
+
+const struct nsk_view nsk_view_cpu_thread = {
+	.name = "thread",
+	.help = "CPU samples per process and thread",
+	.run = run_thread,
+	.weights = CPU_WEIGHTS,
+	.unit = "samples",
+};

@@ -1,0 +1,26 @@
+/* The table of views: `nusku report --by NAME`.  A signal adds its views
+ * (declared in views.h, defined in view_<signal>.c) here; the first entry
+ * is the default view. */
+#include <string.h>
+
+#include "report/views.h"
+
+const struct nsk_view *const nsk_views[] = {
+	/* cpu */
+	&nsk_view_cpu_function,
+	&nsk_view_cpu_stack,
+	&nsk_view_cpu_thread,
+	/* alloc */
+	/* offcpu */
+	/* syscall */
+	/* net */
+	NULL
+};
+
+const struct nsk_view *nsk_view__find(const char *name)
+{
+	for (const struct nsk_view *const *v = nsk_views; *v; v++)
+		if (!strcmp((*v)->name, name))
+			return *v;
+	return NULL;
+}

@@ -1,0 +1,16 @@
+/* The views each signal defines, listed in views.c. */
+#ifndef NUSKU_REPORT_VIEWS_H
+#define NUSKU_REPORT_VIEWS_H
+
+#include "report/report.h"
+
+/* cpu (view_cpu.c) */
+extern const struct nsk_view nsk_view_cpu_function;
+extern const struct nsk_view nsk_view_cpu_stack;
+extern const struct nsk_view nsk_view_cpu_thread;
+/* alloc */
+/* offcpu */
+/* syscall */
+/* net */
+
+#endif

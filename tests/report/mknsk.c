@@ -1,0 +1,43 @@
+/* mknsk: writes synthetic recordings for the report tests and the bench.
+ *   mknsk known OUT [noend]     the known-answer recording (synth.c)
+ *   mknsk bench OUT N [HZ [STACKS]]  N samples over realistic stacks */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/report/synth.h"
+
+int main(int argc, char **argv)
+{
+	struct nsk_writer *w = NULL;
+	int err;
+
+	if (argc < 3 || (strcmp(argv[1], "known") && strcmp(argv[1], "bench")) ||
+	    (!strcmp(argv[1], "bench") && argc < 4)) {
+		fprintf(stderr, "usage: mknsk known OUT [noend] | "
+			"mknsk bench OUT N [HZ [STACKS]]\n");
+		return 2;
+	}
+	err = synth__open(argv[2], &w);
+	if (err) {
+		fprintf(stderr, "mknsk: %s: %s\n", argv[2], strerror(-err));
+		return 1;
+	}
+	if (!strcmp(argv[1], "known"))
+		err = synth__known(w, !(argc > 3 && !strcmp(argv[3], "noend")));
+	else
+		err = synth__bench(w, strtoull(argv[3], NULL, 10),
+				   argc > 4 ? (unsigned)atoi(argv[4]) : 20000,
+				   argc > 5 ? (unsigned)atoi(argv[5]) : 3000);
+	if (err) {
+		fprintf(stderr, "mknsk: writing: %s\n", strerror(-err));
+		nsk_writer__free(w);
+		return 1;
+	}
+	err = nsk_writer__close(w);
+	if (err) {
+		fprintf(stderr, "mknsk: closing: %s\n", strerror(-err));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,299 @@
+/* Synthetic recordings: see synth.h.
+ *
+ * The known recording (100 samples, 10 ms apart from SYNTH_T0):
+ *
+ *   i      pid  tid  stack (leaf first)                          samples
+ *   0-39   100  100  S1 hot_a < main < __libc_start_main            40
+ *   40-59  100  100  S2 hot_b < main < __libc_start_main            20
+ *   60-69  100  100  S3 helper (inlined in hot_c) < main < ...      10
+ *   70-79  100  101  S4 recurse < recurse < recurse < main < ...    10
+ *   80-89  100  101  S5 libc.so.6+0x1234 (no symbol) < hot_a < ...  10
+ *   90-94  100  101  S6 frame 99 (never defined) < main < ...        5
+ *   95-97  200  200  S1                                              3
+ *   98-99  200  200  stack 77 (never defined)                        2
+ *
+ * pid 100 is "cpu_hot", its thread 101 "worker", pid 200 "other".
+ * Losses: cpu.ringbuf 7, cpu.stack 3.  END at SYNTH_T0 + 1 s. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/report/synth.h"
+
+#define B(s) ((struct nsk_bytes){ (const uint8_t *)(s), sizeof(s) - 1 })
+
+static int put_string(struct nsk_writer *w, uint64_t id, const char *s)
+{
+	struct nsk_record r = { .type = NSK_REC_STRING };
+
+	r.string.id = id;
+	r.string.str.data = (const uint8_t *)s;
+	r.string.str.len = (uint32_t)strlen(s);
+	return nsk_writer__append(w, &r);
+}
+
+static int put_frame(struct nsk_writer *w, uint64_t id, uint64_t fn,
+		     uint64_t module, uint64_t addr, uint32_t flags,
+		     uint64_t inline_parent)
+{
+	struct nsk_record r = { .type = NSK_REC_FRAME };
+
+	r.frame.id = id;
+	r.frame.mapping_id = 1;
+	r.frame.addr = addr;
+	r.frame.function_id = fn;
+	r.frame.file_id = fn ? 12 : 0;
+	r.frame.line = (uint32_t)(10 * id);
+	r.frame.flags = flags;
+	r.frame.inline_parent = inline_parent;
+	r.frame.module_id = module;
+	return nsk_writer__append(w, &r);
+}
+
+static int put_stack(struct nsk_writer *w, uint64_t id, const uint64_t *f,
+		     uint32_t n)
+{
+	struct nsk_record r = { .type = NSK_REC_STACK };
+
+	r.stack.id = id;
+	r.stack.flags = NSK_STACK_UNWIND_FP;
+	r.stack.frames.v = f;
+	r.stack.frames.n = n;
+	return nsk_writer__append(w, &r);
+}
+
+static int put_sample(struct nsk_writer *w, uint64_t i, uint32_t pid,
+		      uint32_t tid, uint64_t stack)
+{
+	struct nsk_record r = { .type = NSK_REC_SAMPLE };
+
+	r.sample.time = SYNTH_T0 + i * SYNTH_STEP;
+	r.sample.pid = pid;
+	r.sample.tid = tid;
+	r.sample.cpu = (uint32_t)(i % 2);
+	r.sample.stack_id = stack;
+	r.sample.weight = SYNTH_STEP;
+	return nsk_writer__append(w, &r);
+}
+
+int synth__known(struct nsk_writer *w, int with_end)
+{
+	static const char *const strs[] = {
+		NULL, "main", "hot_a", "hot_b", "helper", "recurse", "cpu_hot",
+		"libc.so.6", "cpu.ringbuf", "/bin/cpu_hot", "hot_c",
+		"__libc_start_main", "cpu_hot.c", "cpu.stack",
+	};
+	static const uint64_t s1[] = { 2, 1, 8 }, s2[] = { 3, 1, 8 },
+			      s3[] = { 4, 1, 8 }, s4[] = { 6, 6, 6, 1, 8 },
+			      s5[] = { 7, 2, 1, 8 }, s6[] = { 99, 1, 8 };
+	struct nsk_record r;
+	int err = 0;
+	uint64_t i = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_META;
+	r.meta.key = B("cmdline");
+	r.meta.value = B("cpu_hot 1");
+	err = err ?: nsk_writer__append(w, &r);
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_CLOCK;
+	r.clock.monotonic_ns = SYNTH_T0;
+	r.clock.realtime_ns = 1700000000000000000ull;
+	err = err ?: nsk_writer__append(w, &r);
+	for (uint64_t id = 1; id < sizeof(strs) / sizeof(strs[0]); id++)
+		err = err ?: put_string(w, id, strs[id]);
+
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_PROCESS;
+	r.process.time = SYNTH_T0;
+	r.process.pid = 100;
+	r.process.ppid = 1;
+	r.process.how = NSK_PROC_LAUNCHED;
+	r.process.comm = B("cpu_hot");
+	r.process.cmdline = B("./cpu_hot\0001");
+	err = err ?: nsk_writer__append(w, &r);
+	r.process.pid = 200;
+	r.process.how = NSK_PROC_ATTACHED;
+	r.process.comm = B("other");
+	r.process.cmdline = B("other");
+	err = err ?: nsk_writer__append(w, &r);
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_THREAD;
+	r.thread.time = SYNTH_T0;
+	r.thread.pid = 100;
+	r.thread.tid = 101;
+	r.thread.name = B("worker");
+	err = err ?: nsk_writer__append(w, &r);
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_MAPPING;
+	r.mapping.id = 1;
+	r.mapping.pid = 100;
+	r.mapping.start = 0x400000;
+	r.mapping.end = 0x401000;
+	r.mapping.path_id = 9;
+	r.mapping.build_id = B("\x01\x02\xab");
+	err = err ?: nsk_writer__append(w, &r);
+
+	err = err ?: put_frame(w, 1, 1, 6, 0x1100, 0, 0);	/* main */
+	err = err ?: put_frame(w, 2, 2, 6, 0x1200, 0, 0);	/* hot_a */
+	err = err ?: put_frame(w, 3, 3, 6, 0x1300, 0, 0);	/* hot_b */
+	err = err ?: put_frame(w, 5, 10, 6, 0x1400, 0, 0);	/* hot_c */
+	err = err ?: put_frame(w, 4, 4, 6, 0x1400, NSK_FRAME_INLINED, 5);
+	err = err ?: put_frame(w, 6, 5, 6, 0x1500, 0, 0);	/* recurse */
+	err = err ?: put_frame(w, 7, 0, 7, 0x1234, NSK_FRAME_UNRESOLVED, 0);
+	err = err ?: put_frame(w, 8, 11, 7, 0x2000, 0, 0);
+	err = err ?: put_stack(w, 1, s1, 3);
+	err = err ?: put_stack(w, 2, s2, 3);
+	err = err ?: put_stack(w, 3, s3, 3);
+	err = err ?: put_stack(w, 4, s4, 5);
+	err = err ?: put_stack(w, 5, s5, 4);
+	err = err ?: put_stack(w, 6, s6, 3);
+
+	for (; i < 40; i++)
+		err = err ?: put_sample(w, i, 100, 100, 1);
+	for (; i < 60; i++)
+		err = err ?: put_sample(w, i, 100, 100, 2);
+	for (; i < 70; i++)
+		err = err ?: put_sample(w, i, 100, 100, 3);
+	for (; i < 80; i++)
+		err = err ?: put_sample(w, i, 100, 101, 4);
+	for (; i < 90; i++)
+		err = err ?: put_sample(w, i, 100, 101, 5);
+	for (; i < 95; i++)
+		err = err ?: put_sample(w, i, 100, 101, 6);
+	for (; i < 98; i++)
+		err = err ?: put_sample(w, i, 200, 200, 1);
+	for (; i < 100; i++)
+		err = err ?: put_sample(w, i, 200, 200, 77);
+
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_LOSS;
+	r.loss.time_start = SYNTH_T0;
+	r.loss.time_end = SYNTH_T0 + 500000000ull;
+	r.loss.source_id = 8;
+	r.loss.count = 7;
+	err = err ?: nsk_writer__append(w, &r);
+	r.loss.source_id = 13;
+	r.loss.count = 3;
+	err = err ?: nsk_writer__append(w, &r);
+	if (with_end) {
+		memset(&r, 0, sizeof(r));
+		r.type = NSK_REC_END;
+		r.end.time = SYNTH_T0 + 1000000000ull;
+		r.end.records = 0;
+		r.end.lost = 10;
+		err = err ?: nsk_writer__append(w, &r);
+	}
+	return err;
+}
+
+/* ---- the benchmark recording ---- */
+
+static uint64_t next(uint64_t *s)
+{
+	uint64_t x = *s; /* xorshift64* */
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+#define NFUNC 600
+#define NMOD 6
+
+int synth__bench(struct nsk_writer *w, uint64_t n, unsigned freq_hz,
+		 unsigned nstacks)
+{
+	static const char *const mods[NMOD] = {
+		"app", "libc.so.6", "libstdc++.so.6", "libssl.so.3",
+		"libz.so.1", "[kernel]"
+	};
+	uint64_t seed = 0x9e3779b97f4a7c15ull, fr[128], period;
+	char name[128];
+	struct nsk_record r;
+	int err = 0;
+
+	/* Strings: modules 1..NMOD, functions NMOD+1..NMOD+NFUNC. */
+	for (unsigned m = 0; m < NMOD; m++)
+		err = err ?: put_string(w, 1 + m, mods[m]);
+	for (unsigned f = 0; f < NFUNC && !err; f++) {
+		snprintf(name, sizeof(name), f % 7 ? "ns%u::Class%u::method_%u"
+			 : "std::vector<std::pair<int, long>, std::allocator<"
+			   "std::pair<int, long> > >::_M_realloc_insert_%u%u%u",
+			 f % 13, f % 37, f);
+		err = put_string(w, NMOD + 1 + f, name);
+	}
+	/* Frames: one per function, plus an inlined copy of every 10th
+	 * function inside the next one. */
+	for (unsigned f = 0; f < NFUNC && !err; f++)
+		err = put_frame(w, 1 + f, NMOD + 1 + f, 1 + f % NMOD,
+				0x1000 + 16 * f, f % NMOD == NMOD - 1 ?
+				NSK_FRAME_KERNEL : 0, 0);
+	for (unsigned f = 0; f + 1 < NFUNC && !err; f += 10)
+		err = put_frame(w, 10000 + f, NMOD + 1 + f, 1 + f % NMOD,
+				0x1000 + 16 * (f + 1), NSK_FRAME_INLINED,
+				2 + f);
+	/* Stacks: a common root chain of 6, then a random walk of 4..40
+	 * frames through a few "subsystems", so that prefixes are shared. */
+	for (unsigned s = 1; s <= nstacks && !err; s++) {
+		uint32_t depth = 10 + (uint32_t)(next(&seed) % 36), k = 0;
+		unsigned sub = (unsigned)(next(&seed) % 20);
+
+		for (uint32_t d = 0; d < depth; d++) {
+			unsigned f = d < 6 ? d : 6 + (sub * 29 + d * 7 +
+				(unsigned)(next(&seed) % 3)) % (NFUNC - 6);
+
+			fr[depth - 1 - k++] = f % 10 == 0 && d > 6 && d + 1 < depth
+					      ? 10000 + f : 1 + f;
+		}
+		err = put_stack(w, s, fr, depth);
+	}
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_PROCESS;
+	r.process.time = SYNTH_T0;
+	r.process.pid = 4242;
+	r.process.how = NSK_PROC_LAUNCHED;
+	r.process.comm = B("bench");
+	err = err ?: nsk_writer__append(w, &r);
+	period = 1000000000ull / (freq_hz ? freq_hz : 999);
+	for (uint64_t i = 0; i < n && !err; i++) {
+		/* Skewed: a few stacks take most samples, like real profiles. */
+		uint64_t x = next(&seed) % 1000000, s;
+
+		s = 1 + (x * x / 1000000) * (x % 7 + 1) % nstacks;
+		memset(&r, 0, sizeof(r));
+		r.type = NSK_REC_SAMPLE;
+		r.sample.time = SYNTH_T0 + (i / 4) * period + i % 4;
+		r.sample.pid = 4242;
+		r.sample.tid = 4242 + (uint32_t)(i % 4);
+		r.sample.cpu = (uint32_t)(i % 2);
+		r.sample.stack_id = s;
+		r.sample.weight = period;
+		err = nsk_writer__append(w, &r);
+	}
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_END;
+	r.end.time = SYNTH_T0 + (n / 4 + 1) * period;
+	return err ?: nsk_writer__append(w, &r);
+}
+
+int synth__open(const char *path, struct nsk_writer **out)
+{
+	int fd = strcmp(path, "-") ? open(path, O_WRONLY | O_CREAT | O_TRUNC |
+					  O_CLOEXEC, 0644) : STDOUT_FILENO;
+	struct nsk_io *io;
+
+	if (fd < 0)
+		return -errno;
+	io = nsk_io__from_fd(fd, fd != STDOUT_FILENO);
+	if (!io) {
+		if (fd != STDOUT_FILENO)
+			close(fd);
+		return -ENOMEM;
+	}
+	return nsk_writer__new(io, NULL, out);
+}

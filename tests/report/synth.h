@@ -1,0 +1,26 @@
+/* Synthetic recordings for the report tests and the benchmark, written
+ * with the nsk_writer API so that they go through the real reader.
+ *
+ * synth__known: a small recording whose every report is known by
+ * construction (see synth.c for the table of samples and the answers).
+ * synth__bench: many samples over realistic stacks (deep, shared
+ * prefixes, inline frames, a few modules), for timing reports. */
+#ifndef NUSKU_TESTS_REPORT_SYNTH_H
+#define NUSKU_TESTS_REPORT_SYNTH_H
+
+#include <stdint.h>
+#include <nusku/format.h>
+
+#define SYNTH_T0 1000000000ull	      /* the recording's start, ns */
+#define SYNTH_STEP 10000000ull	      /* 10 ms between samples */
+
+/* Writes the known recording; with_end = 0 leaves out the END record.
+ * 0 or a negative errno. */
+int synth__known(struct nsk_writer *w, int with_end);
+/* Writes n samples at freq_hz on 4 threads over nstacks distinct stacks. */
+int synth__bench(struct nsk_writer *w, uint64_t n, unsigned freq_hz,
+		 unsigned nstacks);
+/* Opens path (or stdout for "-") for writing and makes a writer. */
+int synth__open(const char *path, struct nsk_writer **out);
+
+#endif
