@@ -172,6 +172,15 @@ void nsk_load__problem(struct nsk_load *ld, const char *msg)
 	(void)nsk_load__step(ld, st);
 }
 
+int nsk_load__commit(struct nsk_load *ld)
+{
+	/* Cached statements are reset after each step: none holds the
+	 * transaction open. */
+	if (sqlite3_exec(ld->db, "COMMIT; BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return nsk_load__sql_error(ld);
+	return 0;
+}
+
 static const char SQL_INFO[] = "INSERT OR REPLACE INTO recording VALUES (?, ?)";
 
 static int put_int(struct nsk_load *ld, const char *key, int64_t v)

@@ -83,6 +83,9 @@ int nsk_load__stream(struct nsk_load *ld, struct nsk_reader *r);
 int nsk_load__file(sqlite3 *db, const char *file, char *msg, size_t len);
 /* A problem to show in every report (the reader's on_problem). */
 void nsk_load__problem(struct nsk_load *ld, const char *msg);
+/* Commits what was loaded so far and begins again (live loads a turn at a
+ * time; queries on the same connection see uncommitted rows anyway). */
+int nsk_load__commit(struct nsk_load *ld);
 /* Writes the recording table (file name, format, reader stats may be NULL),
  * commits and builds the indexes. */
 int nsk_load__finish(struct nsk_load *ld, const char *file,
