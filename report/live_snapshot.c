@@ -73,7 +73,7 @@ void nsk_live__status_line(char *buf, size_t len,
 		state = "paused";
 	else
 		state = "live";
-	snprintf(buf, len, "%s  %.1fs recorded  %s records  lost %s%s  [%s]",
+	snprintf(buf, len, "%s  %.2fs recorded  %s records  lost %s%s  [%s]",
 		 st->source ? st->source : "", st->span_s, recs, lost,
 		 st->dropped ? "  dropped tail" : "", state);
 	(void)elapsed_s;
@@ -88,7 +88,8 @@ int nsk_live_snapshot__print(FILE *f, struct nsk_live_db *db,
 	char line[512];
 
 	nsk_live__status_line(line, sizeof(line), st, elapsed_s);
-	fprintf(f, "== nusku live: %s\n", line);
+	/* +T: seconds since live started, so a log shows the pace. */
+	fprintf(f, "== nusku live +%.2fs: %s\n", elapsed_s, line);
 	if (st->message[0])
 		fprintf(f, "   %s\n", st->message);
 	for (int v = 0; v < NSK_LIVE_NVIEWS; v++) {
