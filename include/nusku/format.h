@@ -405,7 +405,9 @@ struct nsk_reader_stats {
 
 struct nsk_reader_opts {
 	/* Called for each problem found (corruption, truncation, skipped
-	 * types), with a one-line message that names the offset. */
+	 * types), with a one-line message that names the offset.  The stats
+	 * already count the problem when it is called.  nsk_reader__new
+	 * reports why it failed through it too. */
 	void (*on_problem)(void *ctx, const char *msg);
 	void *ctx;
 	/* Called when a chunk is entered, before its records. */
