@@ -41,7 +41,7 @@ static void usage(FILE *f)
 		"  -d, --duration TIME      stop after TIME (seconds, or 500ms, 2m, ...)\n"
 		"      --no-inherit         do not follow children (fork, clone, exec)\n"
 		"      --no-kernel-stacks   take user stacks only\n"
-		"      --min-block TIME     offcpu: shortest blocking recorded (default 100us)\n"
+		"      --min-block TIME     offcpu: shortest blocking recorded (default 10us)\n"
 		"      --slow-syscall TIME  syscall: slower calls recorded one by one (default 1ms)\n"
 		"      --alloc-sample SIZE  alloc: sample one allocation per SIZE bytes\n"
 		"                           (default 0: every allocation)\n"
@@ -105,7 +105,7 @@ int cmd_record(int argc, char **argv)
 		.output = "nusku.nsk",
 		.inherit = 1,
 		.freq_hz = 999,
-		.min_block_ns = 100000,
+		.min_block_ns = 10000,
 		.slow_syscall_ns = 1000000,
 		.kernel_stacks = 1,
 	};
