@@ -132,6 +132,32 @@ static __always_inline void read_syscall(struct task_struct *t, __u32 *nr,
 #endif
 }
 
+/* The current task's user registers and the top of its user stack, after
+ * the ips at ev->ips[off], for DWARF unwinding in user space.  A read that
+ * would run past the end of the stack mapping fails as a whole: retry
+ * shorter. */
+static __always_inline void copy_user_stack(struct nsk_ev_offcpu *ev, __u32 off)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u64 sp;
+
+	ev->user_regs[0] = 0;
+	if (!regs || off > 4 * NSK_OFFCPU_MAX_DEPTH)
+		return;
+#if defined(__TARGET_ARCH_x86)
+	ev->user_regs[0] = BPF_CORE_READ(regs, ip);
+	ev->user_regs[1] = sp = BPF_CORE_READ(regs, sp);
+	ev->user_regs[2] = BPF_CORE_READ(regs, bp);
+	if (!bpf_probe_read_user(&ev->ips[off], NSK_OFFCPU_USTACK_COPY,
+				 (void *)sp))
+		ev->ustack_len = NSK_OFFCPU_USTACK_COPY;
+	else if (!bpf_probe_read_user(&ev->ips[off], NSK_OFFCPU_USTACK_COPY / 4,
+				      (void *)sp))
+		ev->ustack_len = NSK_OFFCPU_USTACK_COPY / 4;
+#endif
+}
+
 /* Emits the kept interval in p.  walk_user: walk the current task's user
  * stack now (we are in its context), else use the one in p, if any. */
 static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
@@ -139,6 +165,7 @@ static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
 {
 	struct nsk_ev_offcpu *ev;
 	__u32 zero = 0, nk, nu = 0, nwk, nwu, off;
+	int copy_user = 0;
 	__u64 size, rbflags = BPF_RB_NO_WAKEUP;
 	long n;
 
@@ -165,6 +192,7 @@ static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
 	if (nk)
 		bpf_probe_read_kernel(ev->ips, nk * 8, p->kernel);
 	off = nk;
+	ev->ustack_len = 0;
 	if (walk_user) {
 		n = bpf_get_stack(ctx, &ev->ips[off], NSK_OFFCPU_MAX_DEPTH * 8,
 				  BPF_F_USER_STACK);
@@ -172,6 +200,7 @@ static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
 			ev->flags |= NSK_OFFCPU_F_USTACK_ERR;
 		else
 			nu = (__u64)n / 8;
+		copy_user = 1;
 	} else if (p->flags & NSK_OFFCPU_F_HAVE_USTACK) {
 		nu = p->nuser;
 		if (nu > NSK_OFFCPU_MAX_DEPTH)
@@ -200,14 +229,23 @@ static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
 	if (nwu)
 		bpf_probe_read_kernel(&ev->ips[off], nwu * 8, p->waker_user);
 	off += nwu;
+	if (off > 4 * NSK_OFFCPU_MAX_DEPTH)
+		return;
+	if (copy_user)
+		copy_user_stack(ev, off);
 	ev->nkernel = nk;
 	ev->nuser = nu;
 	ev->nwaker_kernel = nwk;
 	ev->nwaker_user = nwu;
 
-	size = sizeof(*ev) - sizeof(ev->ips) + (__u64)off * 8;
+	size = sizeof(*ev) - sizeof(ev->ips) + (__u64)off * 8 +
+	       (ev->ustack_len & (NSK_OFFCPU_USTACK_COPY * 2 - 1));
+	/* Keep the compiler from checking a copy of size the verifier does
+	 * not connect to the one passed on. */
+	asm volatile("" : "+r"(size));
 	if (size > sizeof(*ev))
 		return;
+	asm volatile("" : "+r"(size));
 	ev->hdr.size = size;
 	if (bpf_ringbuf_query(&offcpu_events, BPF_RB_AVAIL_DATA) >= wake_bytes)
 		rbflags = BPF_RB_FORCE_WAKEUP;

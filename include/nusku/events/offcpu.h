@@ -10,7 +10,12 @@
  *
  * Fixed-width types only; the stacks follow the fixed part as one array of
  * __u64 ips: nkernel, then nuser, then nwaker_kernel, then nwaker_user, each
- * leaf first.  The record is cut after the last ip (size in the header).
+ * leaf first.  Then, for an interval in a syscall, ustack_len bytes of the
+ * thread's user stack from user_regs[1] (sp) upwards, copied when its user
+ * stack was walked: the frame-pointer walk loses the caller of every libc
+ * function (Debian's libc has no frame pointers), so user space unwinds
+ * this copy with DWARF CFI (record/unwind.h) and splices the frame-pointer
+ * walk above it.  The record is cut after the copy (size in the header).
  */
 #ifndef NUSKU_EVENTS_OFFCPU_H
 #define NUSKU_EVENTS_OFFCPU_H
@@ -25,6 +30,9 @@
 #define NSK_OFFCPU_F_WAKER 0x2u		   /* a waker was seen */
 #define NSK_OFFCPU_F_KSTACK_ERR 0x4u	   /* kernel stack walk failed */
 #define NSK_OFFCPU_F_USTACK_ERR 0x8u	   /* user stack walk failed */
+
+/* Bytes of user stack copied for DWARF unwinding. */
+#define NSK_OFFCPU_USTACK_COPY 2048
 
 /* nsk_ev_offcpu.syscall when the thread was not in a syscall. */
 #define NSK_OFFCPU_NO_SYSCALL 0xffffffffu
@@ -45,13 +53,16 @@ struct nsk_ev_offcpu {
 	__u32 nuser;
 	__u32 nwaker_kernel;
 	__u32 nwaker_user;
-	__u32 pad;
+	__u32 ustack_len;  /* bytes of user stack after the ips */
 	char waker_comm[NSK_COMM_LEN];
-	__u64 ips[4 * NSK_OFFCPU_MAX_DEPTH];
+	__u64 user_regs[3]; /* ip, sp, bp when the user stack was taken */
+	__u64 ips[4 * NSK_OFFCPU_MAX_DEPTH + NSK_OFFCPU_USTACK_COPY / 8];
 };
 
+#define NSK_EV_OFFCPU_FIXED 120 /* bytes before ips */
 _Static_assert(sizeof(struct nsk_ev_offcpu) ==
-		       96 + 4 * NSK_OFFCPU_MAX_DEPTH * 8,
+		       NSK_EV_OFFCPU_FIXED + 4 * NSK_OFFCPU_MAX_DEPTH * 8 +
+			       NSK_OFFCPU_USTACK_COPY,
 	       "nsk_ev_offcpu size");
 
 /* Per-CPU drop counters (map offcpu_drops), by index. */

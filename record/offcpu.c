@@ -1,0 +1,294 @@
+/* The offcpu signal: intervals target threads spent off CPU, with a reason.
+ *
+ * bpf/offcpu.bpf.c sends one record per interval of at least --min-block
+ * (user stack at switch-out, kernel stack of the sleeping thread at
+ * switch-in, waker and its stacks from sched_waking).  Here each one gets its
+ * reason: the kernel stack is named through kallsyms and handed, with the
+ * syscall in progress and the thread state, to the one classification table
+ * (record/offcpu_reason.c).  A waker seen in an interrupt is not the task
+ * that happened to be current: it is recorded as "[timer]" or "[irq]".
+ *
+ * The user stack of an interval in a syscall comes with a copy of the top
+ * of the thread's stack: it is unwound here with DWARF CFI (the kernel's
+ * frame-pointer walk skips the caller of every libc function, which is the
+ * very function the report names) and the frame-pointer walk is spliced on
+ * where the copy ends.
+ *
+ * Losses counted in the kernel (ring buffer full, per-thread map full) are
+ * read on every poll and handed to the session as deltas.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "record/kallsyms.h"
+#include "record/offcpu_reason.h"
+#include "record/session.h"
+#include "record/unwind.h"
+#include <nusku/events/offcpu.h>
+#include "offcpu.skel.h"
+
+#define NSK_OFFCPU_DEFAULT_MIN_BLOCK_NS 10000u
+#define TASK_RUNNING 0u
+
+struct offcpu_state {
+	struct nsk_session *s;
+	struct offcpu_bpf *skel;
+	struct nsk_kallsyms *ksyms;
+	struct nsk_unwinder *unwinder;
+	int drops_fd;
+	int ncpu;
+	uint64_t drops_seen[NSK_OFFCPU_DROP_MAX];
+};
+
+static size_t name_stack(const struct offcpu_state *st, const __u64 *ips,
+			 uint32_t n, const char **names)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const char *module;
+
+		names[i] = NULL;
+		if (st->ksyms)
+			nsk_kallsyms__find(st->ksyms, ips[i], &names[i], &module);
+	}
+	return n;
+}
+
+/* DWARF frames (leaf first) continued by the frame-pointer walk: after the
+ * last DWARF address the frame-pointer walk also has, take the walk's
+ * frames above it.  Without a common address the DWARF frames stand alone. */
+static uint32_t splice(uint64_t *dw, uint32_t ndw, uint32_t max,
+		       const uint64_t *fp, uint32_t nfp)
+{
+	for (uint32_t i = ndw; i-- > 0;)
+		for (uint32_t j = 0; j < nfp; j++)
+			if (dw[i] == fp[j]) {
+				uint32_t n = i + 1;
+
+				for (j++; j < nfp && n < max; j++)
+					dw[n++] = fp[j];
+				return n;
+			}
+	return ndw;
+}
+
+/* The user stack of e: DWARF-unwound from the copy when there is one. */
+static const uint64_t *user_stack(struct offcpu_state *st,
+				  const struct nsk_ev_offcpu *e,
+				  const uint8_t *copy, uint64_t *buf,
+				  uint32_t *n, uint32_t *flags)
+{
+	const uint64_t *fp = (const uint64_t *)e->ips + e->nkernel;
+	struct nsk_user_regs regs = { e->user_regs[0], e->user_regs[1],
+				      e->user_regs[2] };
+	uint32_t ndw = 0;
+	int rc;
+
+	*n = e->nuser;
+	*flags |= NSK_STACK_UNWIND_FP;
+	if (!st->unwinder || !e->ustack_len || !regs.ip)
+		return fp;
+	rc = nsk_unwinder__unwind(st->unwinder, e->pid, &regs, copy,
+				  e->ustack_len, buf, NSK_OFFCPU_MAX_DEPTH, &ndw);
+	if (rc < 0 || !ndw)
+		return fp;
+	if (rc == 1)
+		ndw = splice(buf, ndw, NSK_OFFCPU_MAX_DEPTH, fp, e->nuser);
+	*flags = (*flags & ~NSK_STACK_UNWIND_FP) | NSK_STACK_UNWIND_DWARF;
+	*n = ndw;
+	return buf;
+}
+
+static int on_offcpu(void *ctx, void *data, size_t size)
+{
+	struct offcpu_state *st = ctx;
+	const struct nsk_ev_offcpu *e = data;
+	const size_t fixed = NSK_EV_OFFCPU_FIXED;
+	uint64_t ubuf[NSK_OFFCPU_MAX_DEPTH];
+	const uint64_t *user;
+	uint32_t nuser;
+	struct nsk_record rec = { .type = NSK_REC_OFFCPU };
+	struct nsk_rec_offcpu *o = &rec.offcpu;
+	const char *knames[NSK_OFFCPU_MAX_DEPTH], *wnames[NSK_OFFCPU_MAX_DEPTH];
+	const char *detail = NULL, *waker_kind;
+	const uint64_t *ips = (const uint64_t *)e->ips;
+	uint32_t flags = 0, nips;
+	struct nsk_offcpu_facts f;
+
+	if (size < fixed || e->hdr.type != NSK_EV_OFFCPU)
+		return 0;
+	nips = e->nkernel + e->nuser + e->nwaker_kernel + e->nwaker_user;
+	if (e->nkernel > NSK_OFFCPU_MAX_DEPTH || e->nuser > NSK_OFFCPU_MAX_DEPTH ||
+	    e->nwaker_kernel > NSK_OFFCPU_MAX_DEPTH ||
+	    e->nwaker_user > NSK_OFFCPU_MAX_DEPTH ||
+	    e->ustack_len > NSK_OFFCPU_USTACK_COPY ||
+	    fixed + nips * 8ull + e->ustack_len > size)
+		return 0;
+
+	f.kfuncs = knames;
+	f.nkfuncs = name_stack(st, e->ips, e->nkernel, knames);
+	f.syscall = e->syscall == NSK_OFFCPU_NO_SYSCALL ? -1 : (int32_t)e->syscall;
+	f.state = e->state;
+	f.preempted = (e->flags & NSK_OFFCPU_F_PREEMPT) || e->state == TASK_RUNNING;
+	o->reason = nsk_offcpu__classify(&f, &detail);
+	o->detail_id = detail ? nsk_session__string(st->s, detail) : 0;
+
+	o->time = e->start_ns;
+	o->duration = e->duration_ns;
+	o->pid = e->pid;
+	o->tid = e->tid;
+	o->state = e->state;
+	o->syscall = f.syscall;
+	/* The futex word is the only wait address we know the meaning of. */
+	o->wait_addr = o->reason == NSK_OFFCPU_LOCK && f.syscall == 202 ? e->arg0 : 0;
+
+	if (e->flags & NSK_OFFCPU_F_USTACK_ERR)
+		flags |= NSK_STACK_USER_ERROR;
+	user = user_stack(st, e, (const uint8_t *)data + fixed + nips * 8ull,
+			  ubuf, &nuser, &flags);
+	if (nuser == NSK_OFFCPU_MAX_DEPTH || e->nkernel == NSK_OFFCPU_MAX_DEPTH)
+		flags |= NSK_STACK_TRUNCATED;
+	o->stack_id = nsk_session__stack_at(st->s, e->pid, e->start_ns, ips,
+					    e->nkernel, user, nuser, flags);
+	if (!o->stack_id)
+		nsk_session__lost(st->s, "offcpu.stack", 1);
+
+	if (e->flags & NSK_OFFCPU_F_WAKER) {
+		const uint64_t *wk = ips + e->nkernel + e->nuser;
+
+		name_stack(st, e->ips + e->nkernel + e->nuser, e->nwaker_kernel,
+			   wnames);
+		waker_kind = nsk_offcpu__waker_kind(wnames, e->nwaker_kernel);
+		if (waker_kind) {
+			/* An interrupt: the current task was a bystander. */
+			o->waker_comm.data = (const uint8_t *)waker_kind;
+			o->waker_comm.len = strlen(waker_kind);
+			o->waker_stack_id = nsk_session__stack(
+				st->s, 0, wk, e->nwaker_kernel, NULL, 0, 0);
+		} else {
+			o->waker_pid = e->waker_pid;
+			o->waker_tid = e->waker_tid;
+			o->waker_comm.data = (const uint8_t *)e->waker_comm;
+			o->waker_comm.len = strnlen(e->waker_comm, NSK_COMM_LEN);
+			if (e->nwaker_kernel || e->nwaker_user)
+				o->waker_stack_id = nsk_session__stack_at(
+					st->s, e->waker_pid,
+					e->start_ns + e->duration_ns, wk,
+					e->nwaker_kernel, wk + e->nwaker_kernel,
+					e->nwaker_user, 0);
+		}
+	}
+	/* A write error is the session's to report; keep draining. */
+	nsk_session__emit(st->s, &rec);
+	return 0;
+}
+
+static void offcpu_stop(void *state)
+{
+	struct offcpu_state *st = state;
+
+	if (!st)
+		return;
+	offcpu_bpf__destroy(st->skel);
+	nsk_kallsyms__free(st->ksyms);
+	nsk_unwinder__free(st->unwinder);
+	free(st);
+}
+
+static int offcpu_start(struct nsk_session *s, void **state)
+{
+	const struct nsk_record_opts *o = nsk_session__opts(s);
+	struct offcpu_state *st = calloc(1, sizeof(*st));
+	int err;
+
+	if (!st)
+		return -ENOMEM;
+	st->s = s;
+	st->ncpu = libbpf_num_possible_cpus();
+	if (st->ncpu <= 0) {
+		err = st->ncpu ? st->ncpu : -EINVAL;
+		goto cleanup;
+	}
+	/* Without kernel names every interval is classified by its syscall
+	 * alone; that is worse, not fatal. */
+	if (o->kernel_stacks)
+		nsk_kallsyms__load(NULL, &st->ksyms);
+	/* Likewise without DWARF: frame-pointer stacks only. */
+	nsk_unwinder__new(&st->unwinder);
+
+	st->skel = offcpu_bpf__open();
+	if (!st->skel) {
+		err = -errno;
+		goto cleanup;
+	}
+	st->skel->rodata->min_block_ns = o->min_block_ns ?
+		o->min_block_ns : NSK_OFFCPU_DEFAULT_MIN_BLOCK_NS;
+	st->skel->rodata->kernel_stacks = o->kernel_stacks ? 1 : 0;
+	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
+				nsk_session__targets_fd(s));
+	if (!err)
+		err = offcpu_bpf__load(st->skel);
+	if (!err)
+		err = offcpu_bpf__attach(st->skel);
+	if (err)
+		goto cleanup;
+	st->drops_fd = bpf_map__fd(st->skel->maps.offcpu_drops);
+	err = nsk_session__add_ringbuf(s, bpf_map__fd(st->skel->maps.offcpu_events),
+				       on_offcpu, st);
+	if (err)
+		goto cleanup;
+	*state = st;
+	st = NULL;
+cleanup:
+	offcpu_stop(st);
+	return err;
+}
+
+static int offcpu_poll(struct nsk_session *s, void *state, int final)
+{
+	static const char *const sources[NSK_OFFCPU_DROP_MAX] = {
+		[NSK_OFFCPU_DROP_RINGBUF] = "offcpu.ringbuf",
+		[NSK_OFFCPU_DROP_TIDS] = "offcpu.threads",
+	};
+	struct offcpu_state *st = state;
+	uint64_t *v = calloc(st->ncpu, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (__u32 k = 0; k < NSK_OFFCPU_DROP_MAX; k++) {
+		uint64_t total = 0;
+
+		if (bpf_map_lookup_elem(st->drops_fd, &k, v))
+			continue;
+		for (int i = 0; i < st->ncpu; i++)
+			total += v[i];
+		if (total > st->drops_seen[k]) {
+			nsk_session__lost(s, sources[k], total - st->drops_seen[k]);
+			st->drops_seen[k] = total;
+		}
+	}
+	free(v);
+	return 0;
+}
+
+/* A process execed or appeared: what the unwinder knew of its code is
+ * stale. */
+static int offcpu_on_process(struct nsk_session *s, void *state, uint32_t pid)
+{
+	struct offcpu_state *st = state;
+
+	if (st->unwinder)
+		nsk_unwinder__forget(st->unwinder, pid);
+	return 0;
+}
+
+const struct nsk_signal nsk_signal_offcpu = {
+	.name = "offcpu",
+	.start = offcpu_start,
+	.poll = offcpu_poll,
+	.on_process = offcpu_on_process,
+	.stop = offcpu_stop,
+};
