@@ -16,6 +16,7 @@
 
 #include "report/live.h"
 #include "report/live_db.h"
+#include "report/syscall_names.h"
 
 #define NO_DATA "no data for this signal in this recording"
 
@@ -127,19 +128,263 @@ static int cpu_query(sqlite3 *db, const struct nsk_live_query *q,
 	return 0;
 }
 
+/* ---- alloc: sites with live bytes and growth -------------------------------------- */
+
+/* A site is the first frame outside the allocator (libc, libstdc++, ld.so,
+ * the usual allocator libraries, the malloc family by name), as in
+ * `nusku report --by alloc-site`; the leaf when every frame is inside. */
+#define ALLOC_SITE(stack)                                                       \
+	"coalesce((SELECT sf.func_id FROM stack_frame sf JOIN func u "           \
+	"ON u.id = sf.func_id WHERE sf.stack_id = " stack " AND NOT ("          \
+	"u.module LIKE 'libc.so%' OR u.module LIKE 'libc-%' "                   \
+	"OR u.module LIKE 'libstdc++%' OR u.module LIKE 'ld-linux%' "           \
+	"OR u.module LIKE 'libjemalloc%' OR u.module LIKE 'libtcmalloc%' "      \
+	"OR u.module LIKE 'libmimalloc%' OR u.name IN ('malloc', 'calloc', "    \
+	"'realloc', 'reallocarray', 'aligned_alloc', 'posix_memalign', "        \
+	"'memalign', 'valloc', 'pvalloc', '__libc_malloc', '__libc_calloc', "   \
+	"'__libc_realloc', '__libc_memalign', 'operator new', "                 \
+	"'operator new[]', '_Znwm', '_Znam', 'mmap', 'mmap64', '__mmap', "      \
+	"'sbrk', '__sbrk', 'brk', '__brk')) ORDER BY sf.pos LIMIT 1), "         \
+	"(SELECT leaf_func_id FROM stack WHERE id = " stack "))"
+
+static const char *const alloc_needs[] = { "alloc", "free", "stack",
+					   "stack_frame", "func", NULL };
+static const struct nsk_live_col alloc_cols[] = {
+	{ "LIVE", NSK_LIVE_RIGHT, 7, 0 },
+	{ "GROWTH", NSK_LIVE_RIGHT, 7, 0 },
+	{ "ALLOCATED", NSK_LIVE_RIGHT, 9, 0 },
+	{ "CALLS", NSK_LIVE_RIGHT, 6, 0 },
+	{ "SITE", NSK_LIVE_LEFT, 8, 1 },
+};
+static const char *const alloc_sorts[] = { "live bytes", "growth",
+					   "allocated", NULL };
+
+static int alloc_query(sqlite3 *db, const struct nsk_live_query *q,
+		       uint64_t since, struct nsk_live_table *t)
+{
+#define ALLOC_SQL(order)                                                        \
+	"WITH a AS (SELECT id, time, stack_id, weight FROM alloc "              \
+	"  WHERE addr != 0 AND (?2 = 0 OR pid = ?2) AND (?3 = 0 OR tid = ?3)), " \
+	"fr AS (SELECT alloc_id, min(time) AS time FROM free "                  \
+	"  WHERE alloc_id IS NOT NULL GROUP BY alloc_id), "                     \
+	"site AS (SELECT x.stack_id, " ALLOC_SITE("x.stack_id") " AS func_id "   \
+	"  FROM (SELECT DISTINCT stack_id FROM a) x), "                         \
+	"per AS (SELECT s.func_id, a.time, a.weight, fr.time AS ftime FROM a "   \
+	"  JOIN site s ON s.stack_id = a.stack_id "                             \
+	"  LEFT JOIN fr ON fr.alloc_id = a.id) "                                \
+	"SELECT coalesce(f.name, '[unknown]'), "                                \
+	"  sum(CASE WHEN ftime IS NULL THEN weight ELSE 0 END) AS live, "       \
+	"  sum(CASE WHEN time >= ?1 THEN weight ELSE 0 END) - "                 \
+	"  sum(CASE WHEN ftime >= ?1 THEN weight ELSE 0 END) AS growth, "        \
+	"  sum(weight) AS total, count(*) AS n "                                \
+	"FROM per LEFT JOIN func f ON f.id = per.func_id "                      \
+	"GROUP BY per.func_id ORDER BY " order " DESC, live DESC LIMIT ?4"
+	const char *sql = q->sort == 1 ? ALLOC_SQL("growth")
+			  : q->sort == 2 ? ALLOC_SQL("total")
+					 : ALLOC_SQL("live");
+	sqlite3_stmt *st;
+
+	if (prepare(db, sql, q, since, &st, t) < 0)
+		return 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char live[16], growth[24], total[16], n[16], g[16];
+		const char *cells[5] = { live, growth, total, n, col_text(st, 0) };
+		double gv = sqlite3_column_double(st, 2);
+
+		nsk_live__fmt_bytes(live, sizeof(live), sqlite3_column_double(st, 1));
+		nsk_live__fmt_bytes(g, sizeof(g), gv);
+		snprintf(growth, sizeof(growth), "%s%s", gv > 0 ? "+" : "", g);
+		nsk_live__fmt_bytes(total, sizeof(total), sqlite3_column_double(st, 3));
+		nsk_live__fmt_count(n, sizeof(n), sqlite3_column_double(st, 4));
+		if (nsk_live_table__add(t, cells) < 0)
+			break;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* ---- offcpu: threads, their latest blocked reason, time blocked --------------------- */
+
+static const char *const offcpu_needs[] = { "offcpu", NULL };
+static const struct nsk_live_col offcpu_cols[] = {
+	{ "TID", NSK_LIVE_RIGHT, 6, 0 },
+	{ "LAST", NSK_LIVE_RIGHT, 7, 0 },
+	{ "TOTAL", NSK_LIVE_RIGHT, 7, 0 },
+	{ "REASON NOW", NSK_LIVE_LEFT, 10, 0 },
+	{ "FOR", NSK_LIVE_RIGHT, 7, 0 },
+	{ "THREAD", NSK_LIVE_LEFT, 8, 1 },
+};
+static const char *const offcpu_sorts[] = { "blocked in last window",
+					    "blocked overall", NULL };
+
+/* Reasons may be stored by name or by number (enum nsk_offcpu_reason). */
+#define REASON(col)                                                             \
+	"CASE typeof(" col ") WHEN 'integer' THEN CASE " col                    \
+	" WHEN 1 THEN 'lock' WHEN 2 THEN 'disk' WHEN 3 THEN 'process' "         \
+	"WHEN 4 THEN 'network' WHEN 5 THEN 'sleep' WHEN 6 THEN 'poll' "         \
+	"WHEN 7 THEN 'runqueue' WHEN 8 THEN 'page fault' ELSE 'other' END "     \
+	"ELSE " col " END"
+
+static int offcpu_query(sqlite3 *db, const struct nsk_live_query *q,
+			uint64_t since, struct nsk_live_table *t)
+{
+#define OFFCPU_SQL(order)                                                       \
+	"WITH o AS (SELECT * FROM offcpu WHERE (?2 = 0 OR pid = ?2) "           \
+	"  AND (?3 = 0 OR tid = ?3)), "                                         \
+	"latest AS (SELECT tid, reason, duration, max(time + duration) AS e "   \
+	"  FROM o GROUP BY tid), "                                              \
+	"per AS (SELECT tid, max(comm_id) AS comm_id, "                         \
+	"  sum(CASE WHEN time + duration >= ?1 THEN duration ELSE 0 END) AS win, " \
+	"  sum(duration) AS total FROM o GROUP BY tid) "                        \
+	"SELECT per.tid, per.win, per.total, " REASON("l.reason") ", "          \
+	"  l.duration, coalesce(c.name, '') FROM per "                          \
+	"JOIN latest l ON l.tid = per.tid LEFT JOIN comm c ON c.id = per.comm_id " \
+	"ORDER BY " order " DESC, total DESC LIMIT ?4"
+	const char *sql = q->sort == 1 ? OFFCPU_SQL("total") : OFFCPU_SQL("win");
+	sqlite3_stmt *st;
+
+	if (prepare(db, sql, q, since, &st, t) < 0)
+		return 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char tid[16], win[16], total[16], dur[16];
+		const char *cells[6] = { tid, win, total, col_text(st, 3), dur,
+					 col_text(st, 5) };
+
+		snprintf(tid, sizeof(tid), "%lld", sqlite3_column_int64(st, 0));
+		nsk_live__fmt_ns(win, sizeof(win), sqlite3_column_double(st, 1));
+		nsk_live__fmt_ns(total, sizeof(total), sqlite3_column_double(st, 2));
+		nsk_live__fmt_ns(dur, sizeof(dur), sqlite3_column_double(st, 4));
+		if (nsk_live_table__add(t, cells) < 0)
+			break;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* ---- syscall: the slowest system calls ----------------------------------------------- */
+
+static const char *const syscall_needs[] = { "syscall_stat", NULL };
+static const struct nsk_live_col syscall_cols[] = {
+	{ "MAX", NSK_LIVE_RIGHT, 7, 0 },
+	{ "LASTMAX", NSK_LIVE_RIGHT, 7, 0 },
+	{ "AVG", NSK_LIVE_RIGHT, 7, 0 },
+	{ "CALLS", NSK_LIVE_RIGHT, 6, 0 },
+	{ "ERRORS", NSK_LIVE_RIGHT, 6, 0 },
+	{ "TOTAL", NSK_LIVE_RIGHT, 7, 0 },
+	{ "SYSCALL", NSK_LIVE_LEFT, 8, 1 },
+};
+static const char *const syscall_sorts[] = { "slowest call", "total time",
+					     "calls", NULL };
+
+static int syscall_query(sqlite3 *db, const struct nsk_live_query *q,
+			 uint64_t since, struct nsk_live_table *t)
+{
+#define SYSCALL_SQL(order)                                                      \
+	"SELECT nr, max(max_ns) AS mx, "                                        \
+	"  max(CASE WHEN time >= ?1 THEN max_ns END), "                         \
+	"  sum(total_ns) * 1.0 / max(1, sum(count)), sum(count) AS n, "         \
+	"  sum(errors), sum(total_ns) AS total FROM syscall_stat "              \
+	"WHERE (?2 = 0 OR pid = ?2) AND (?3 = 0 OR tid = ?3) "                  \
+	"GROUP BY nr ORDER BY " order " DESC LIMIT ?4"
+	const char *sql = q->sort == 1 ? SYSCALL_SQL("total")
+			  : q->sort == 2 ? SYSCALL_SQL("n")
+					 : SYSCALL_SQL("mx");
+	sqlite3_stmt *st;
+
+	if (prepare(db, sql, q, since, &st, t) < 0)
+		return 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char mx[16], last[16], avg[16], n[16], err[16], total[16], name[32];
+		const char *cells[7] = { mx, last, avg, n, err, total, name };
+		long long nr = sqlite3_column_int64(st, 0);
+
+		if (nr >= 0 && (unsigned long long)nr < nsk_syscall_count &&
+		    nsk_syscall_names[nr])
+			snprintf(name, sizeof(name), "%s", nsk_syscall_names[nr]);
+		else
+			snprintf(name, sizeof(name), "syscall_%lld", nr);
+		nsk_live__fmt_ns(mx, sizeof(mx), sqlite3_column_double(st, 1));
+		if (sqlite3_column_type(st, 2) == SQLITE_NULL)
+			snprintf(last, sizeof(last), "-");
+		else
+			nsk_live__fmt_ns(last, sizeof(last), sqlite3_column_double(st, 2));
+		nsk_live__fmt_ns(avg, sizeof(avg), sqlite3_column_double(st, 3));
+		nsk_live__fmt_count(n, sizeof(n), sqlite3_column_double(st, 4));
+		nsk_live__fmt_count(err, sizeof(err), sqlite3_column_double(st, 5));
+		nsk_live__fmt_ns(total, sizeof(total), sqlite3_column_double(st, 6));
+		if (nsk_live_table__add(t, cells) < 0)
+			break;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* ---- net: connections, those with retransmits first ----------------------------------- */
+
+static const char *const net_needs[] = { "conn", "retransmit", NULL };
+static const struct nsk_live_col net_cols[] = {
+	{ "LAST", NSK_LIVE_RIGHT, 4, 0 },
+	{ "RETRANS", NSK_LIVE_RIGHT, 7, 0 },
+	{ "RTO", NSK_LIVE_RIGHT, 6, 0 },
+	{ "STATE", NSK_LIVE_LEFT, 11, 0 },
+	{ "COMM", NSK_LIVE_LEFT, 8, 0 },
+	{ "CONNECTION", NSK_LIVE_LEFT, 10, 1 },
+};
+static const char *const net_sorts[] = { "retransmits in last window",
+					 "retransmits overall", NULL };
+
+static int net_query(sqlite3 *db, const struct nsk_live_query *q,
+		     uint64_t since, struct nsk_live_table *t)
+{
+#define NET_SQL(order)                                                          \
+	"WITH r AS (SELECT conn_id, "                                           \
+	"  sum(CASE WHEN time >= ?1 THEN 1 ELSE 0 END) AS win, "                \
+	"  count(*) AS total, max(rto_us) AS rto FROM retransmit "              \
+	"  GROUP BY conn_id) "                                                  \
+	"SELECT coalesce(r.win, 0) AS win, coalesce(r.total, 0) AS total, "     \
+	"  r.rto, c.state, coalesce(cm.name, ''), "                             \
+	"  c.local || ' > ' || c.remote FROM conn c "                           \
+	"LEFT JOIN r ON r.conn_id = c.id LEFT JOIN comm cm ON cm.id = c.comm_id " \
+	"WHERE (?2 = 0 OR c.pid = ?2) AND (?3 = 0 OR c.tid = ?3) "              \
+	"ORDER BY " order " DESC, total DESC, c.last_time DESC LIMIT ?4"
+	const char *sql = q->sort == 1 ? NET_SQL("total") : NET_SQL("win");
+	sqlite3_stmt *st;
+
+	if (prepare(db, sql, q, since, &st, t) < 0)
+		return 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char win[16], total[16], rto[16];
+		const char *cells[6] = { win, total, rto, col_text(st, 3),
+					 col_text(st, 4), col_text(st, 5) };
+
+		nsk_live__fmt_count(win, sizeof(win), sqlite3_column_double(st, 0));
+		nsk_live__fmt_count(total, sizeof(total), sqlite3_column_double(st, 1));
+		if (sqlite3_column_type(st, 2) == SQLITE_NULL)
+			snprintf(rto, sizeof(rto), "-");
+		else
+			nsk_live__fmt_ns(rto, sizeof(rto),
+					 sqlite3_column_double(st, 2) * 1e3);
+		if (nsk_live_table__add(t, cells) < 0)
+			break;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
 /* ---- the table of views ------------------------------------------------------ */
 
 static const struct view_def views[NSK_LIVE_NVIEWS] = {
 	[NSK_LIVE_CPU] = { "cpu", "CPU: top functions (self)", cpu_needs,
 			   cpu_cols, 4, cpu_sorts, cpu_query },
-	[NSK_LIVE_ALLOC] = { "alloc", "Memory: allocation sites", NULL, NULL,
-			     0, NULL, NULL },
-	[NSK_LIVE_OFFCPU] = { "offcpu", "Blocking: threads off CPU", NULL,
-			      NULL, 0, NULL, NULL },
-	[NSK_LIVE_SYSCALL] = { "syscall", "Syscalls: slowest", NULL, NULL, 0,
-			       NULL, NULL },
+	[NSK_LIVE_ALLOC] = { "alloc", "Memory: allocation sites", alloc_needs,
+			     alloc_cols, 5, alloc_sorts, alloc_query },
+	[NSK_LIVE_OFFCPU] = { "offcpu", "Blocking: threads off CPU",
+			      offcpu_needs, offcpu_cols, 6, offcpu_sorts,
+			      offcpu_query },
+	[NSK_LIVE_SYSCALL] = { "syscall", "Syscalls: slowest", syscall_needs,
+			       syscall_cols, 7, syscall_sorts, syscall_query },
 	[NSK_LIVE_NET] = { "net", "Network: connections with retransmits",
-			   NULL, NULL, 0, NULL, NULL },
+			   net_needs, net_cols, 6, net_sorts, net_query },
 };
 
 const char *nsk_live_view__name(int view)

@@ -4,31 +4,17 @@
 # construction) name hot_a as the top function within the first seconds,
 # and -o keeps a recording that reads back whole.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
+. "$TOP_SRCDIR/tests/e2e/live_lib.sh"
 need_bpf
 [ -x "$WORKLOADS/cpu_hot" ] || skip "tests/workloads/cpu_hot is not built"
 "$NUSKU" record --help 2>&1 | grep -q 'not implemented' && skip "nusku record is not implemented yet"
-
-# The first row of the CPU table of the last snapshot in file $1.
-top_function() {
-	awk '/^-- 1 CPU/ { t = 1; h = 0; next }
-	     /^-- / { t = 0 }
-	     t && !h { h = 1; next }
-	     t && h == 1 && NF >= 4 { top = $NF; h = 2 }
-	     /^== / { h = 0 }
-	     END { print top }' "$1"
-}
 
 "$NUSKU" live --snapshot --interval 1 --count 3 --view cpu -o "$TMPD/kept.nsk" \
 	-- "$WORKLOADS/cpu_hot" 4 >"$TMPD/out" 2>"$TMPD/err" ||
 	fail "live -- cpu_hot failed: $(cat "$TMPD/err")"
 n=$(grep -c '^== nusku live' "$TMPD/out")
 [ "$n" = 3 ] || fail "expected 3 snapshots, got $n"
-# Until the report loader feeds live, the views are empty: say so.
-if "$NUSKU" report --help 2>&1 | grep -q 'not implemented'; then
-	grep -q '^== nusku live' "$TMPD/out" || fail "no snapshot"
-	skip "the report loader is not there yet: live shows no CPU data"
-fi
-top=$(top_function "$TMPD/out")
+top=$(live_top_function "$TMPD/out")
 [ "$top" = hot_a ] || fail "top function in the first 3 s is '$top', expected hot_a: $(cat "$TMPD/out")"
 echo "ok: live -- cpu_hot: top function $top after 3 s"
 "$NUSKU" live --snapshot "$TMPD/kept.nsk" >"$TMPD/kept.out" 2>&1 ||
@@ -42,7 +28,7 @@ w=$!
 "$NUSKU" live --snapshot --interval 1 --count 2 --view cpu -p $w >"$TMPD/pid" 2>"$TMPD/err" ||
 	{ kill $w; fail "live -p failed: $(cat "$TMPD/err")"; }
 kill $w 2>/dev/null; wait $w 2>/dev/null
-top=$(top_function "$TMPD/pid")
+top=$(live_top_function "$TMPD/pid")
 [ "$top" = hot_a ] || fail "live -p: top function '$top', expected hot_a: $(cat "$TMPD/pid")"
 echo "ok: live -p: top function $top"
 echo "live_record: ok"

@@ -6,6 +6,7 @@
 # recorder's own error), -o keeping the bytes, and, where BPF can run, a
 # real remote `nusku record` of tests/workloads/cpu_hot.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
+. "$TOP_SRCDIR/tests/e2e/live_lib.sh"
 
 SSHD=/usr/sbin/sshd
 [ -x "$SSHD" ] || skip "openssh-server is not installed ($SSHD)"
@@ -65,6 +66,7 @@ last=$(grep '^== nusku live' "$TMPD/out" | tail -1)
 echo "$last" | grep -q 'ssh root@127.0.0.1' || fail "source not named: $last"
 echo "$last" | grep -q '\[ended\]' || fail "remote stream did not end cleanly: $last"
 echo "$last" | grep -q 'lost 7' || fail "lost events not shown: $last"
+[ "$(live_top_function "$TMPD/out")" = gen_hot_a ] || fail "top function over ssh is not gen_hot_a"
 "$NUSKU" live --snapshot "$TMPD/kept.nsk" | grep '^== nusku live' | tail -1 | grep -q '\[ended\]' ||
 	fail "the recording kept with -o does not read back whole"
 echo "ok: remote stream shown and kept: $last"
@@ -93,14 +95,11 @@ echo "ok: $(cat "$TMPD/err")"
 
 # The real thing, where BPF can run and record is there.
 if [ -r /sys/kernel/btf/vmlinux ] && [ -x "$WORKLOADS/cpu_hot" ] &&
-	! "$NUSKU" record --help 2>&1 | grep -q 'not implemented' &&
-	! "$NUSKU" report --help 2>&1 | grep -q 'not implemented'; then
+	! "$NUSKU" record --help 2>&1 | grep -q 'not implemented'; then
 	"$NUSKU" live --snapshot --interval 1 --count 4 --view cpu --ssh root@127.0.0.1 \
 		--ssh-opt "$SSHOPT" --remote-nusku "$NUSKU" -- "$WORKLOADS/cpu_hot" 3 >"$TMPD/real" 2>"$TMPD/err" ||
 		fail "live --ssh of cpu_hot failed: $(cat "$TMPD/err")"
-	top=$(awk '/^-- 1 CPU/ { t = 1; h = 0; next } /^-- / { t = 0 }
-		t && !h { h = 1; next } t && h == 1 && NF >= 4 { top = $NF; h = 2 }
-		/^== / { h = 0 } END { print top }' "$TMPD/real")
+	top=$(live_top_function "$TMPD/real")
 	[ "$top" = hot_a ] || fail "top function over ssh is '$top', not hot_a: $(cat "$TMPD/real")"
 	echo "ok: real remote recording shows hot_a on top"
 else

@@ -4,6 +4,7 @@
 # a file followed while it grows, a pipe, a writer that dies mid-chunk, and
 # the one-line errors for bad input.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
+. "$TOP_SRCDIR/tests/e2e/live_lib.sh"
 
 GEN=$(dirname "$NUSKU")/tests/live/live_gen
 [ -x "$GEN" ] || fail "live_gen not built"
@@ -24,6 +25,11 @@ last=$(grep '^== nusku live' "$TMPD/grow.out" | tail -1)
 echo "$last" | grep -q 'ended early' || fail "the end of a dead writer is not said: $last"
 echo "$last" | grep -q 'lost 7' || fail "lost events not shown: $last"
 grep -q 'truncated' "$TMPD/grow.out" || fail "the dropped tail is not explained"
+top=$(live_top_function "$TMPD/grow.out")
+[ "$top" = gen_hot_a ] || fail "top function of the kept chunks is '$top', expected gen_hot_a"
+# The first snapshot already knows it (60% of samples from the start).
+head -20 "$TMPD/grow.out" >"$TMPD/first"
+[ "$(live_top_function "$TMPD/first")" = gen_hot_a ] || fail "first snapshot: top function is not gen_hot_a"
 echo "ok: followed file, writer died mid-chunk: $last"
 
 # A pipe, the writer dying mid-chunk.
@@ -32,6 +38,7 @@ echo "ok: followed file, writer died mid-chunk: $last"
 last=$(grep '^== nusku live' "$TMPD/pipe.out" | tail -1)
 echo "$last" | grep -q 'ended early' || fail "pipe: end not said: $last"
 grep -q 'truncated' "$TMPD/pipe.out" || fail "pipe: dropped tail not explained"
+[ "$(live_top_function "$TMPD/pipe.out")" = gen_hot_a ] || fail "pipe: top function is not gen_hot_a"
 echo "ok: pipe, writer died mid-chunk: $last"
 
 # A pipe that ends cleanly, and --count.

@@ -36,12 +36,10 @@ wait_screen() {
 wait_screen 'nusku live' || fail "the screen did not come up"
 wait_screen 'CPU: top functions' || fail "the CPU view is not first"
 wait_screen 'records' || fail "no status line"
-if [ "${LIVE_NEEDS_LOADER:-0}" = 1 ]; then
-	wait_screen 'gen_hot_a' || fail "the top function is not on the screen"
-	line=$(grep -m1 gen_hot_ "$TMPD/screen")
-	echo "$line" | grep -q gen_hot_a || fail "first row is not gen_hot_a: $line"
-	echo "ok: top function on screen: $line"
-fi
+wait_screen 'gen_hot_a' || fail "the top function is not on the screen"
+line=$(grep -m1 gen_hot_ "$TMPD/screen")
+echo "$line" | grep -q gen_hot_a || fail "first row is not gen_hot_a: $line"
+echo "ok: top function on screen: $line"
 grep -q 'lost 7' "$TMPD/screen" || fail "lost events not on the screen"
 [ "$(wc -L <"$TMPD/screen")" -le 100 ] || fail "wider than the pane"
 
