@@ -25,7 +25,7 @@ echo "ok: -o kept a whole recording"
 
 "$WORKLOADS/cpu_hot" 5 >/dev/null &
 w=$!
-"$NUSKU" live --snapshot --interval 1 --count 2 --view cpu -p $w >"$TMPD/pid" 2>"$TMPD/err" ||
+"$NUSKU" live --snapshot --interval 1 --count 3 --view cpu -e cpu -p $w >"$TMPD/pid" 2>"$TMPD/err" ||
 	{ kill $w; fail "live -p failed: $(cat "$TMPD/err")"; }
 kill $w 2>/dev/null; wait $w 2>/dev/null
 top=$(live_top_function "$TMPD/pid")
