@@ -179,26 +179,6 @@ static __always_inline void find_callers(struct pt_regs *regs,
 #endif
 }
 
-/* Takes the user stack into the per-CPU scratch slot; NULL if none. */
-static __always_inline struct nsk_sc_stack *take_stack(void *ctx,
-							struct pt_regs *regs)
-{
-	__u32 zero = 0;
-	struct nsk_sc_stack *st = bpf_map_lookup_elem(&sc_scratch, &zero);
-	long n;
-
-	if (!st)
-		return 0;
-	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
-	if (n < 0) {
-		count_lost(NSK_SC_LOST_STACK);
-		return 0;
-	}
-	st->n = n / sizeof(__u64);
-	find_callers(regs, st);
-	return st;
-}
-
 /* FNV-1a-style mix over the stack; never NONE or FAILED. */
 static __always_inline __u64 hash_stack(const struct nsk_sc_stack *st)
 {
@@ -220,23 +200,46 @@ static __always_inline __u64 hash_stack(const struct nsk_sc_stack *st)
 	return h < 2 ? h + 2 : h;
 }
 
-/* Stores the stack under its hash; the path id, or FAILED. */
-static __always_inline __u64 intern_stack(const struct nsk_sc_stack *st)
-{
-	__u64 h;
-	long err;
+/* The rare, heavy parts (stack walk, slow-call record) are global
+ * functions: the verifier checks each once, not once per call site and
+ * path, which keeps the load fast. */
 
+/* Takes the user stack into the per-CPU scratch slot.  With intern, also
+ * stores it in sc_stacks and sets *path to its hash (FAILED when it could
+ * not be taken or stored).  0 when the scratch slot holds the stack. */
+__noinline int sc_take_stack(struct bpf_raw_tracepoint_args *ctx,
+			     __u64 regs_addr, int intern, __u64 *path)
+{
+	struct pt_regs *regs = (struct pt_regs *)regs_addr;
+	__u32 zero = 0;
+	struct nsk_sc_stack *st = bpf_map_lookup_elem(&sc_scratch, &zero);
+	long n, err;
+	__u64 h;
+
+	if (!path)
+		return -1;
+	*path = NSK_SC_STACK_FAILED;
 	if (!st)
-		return NSK_SC_STACK_FAILED;
-	h = hash_stack(st);
-	if (bpf_map_lookup_elem(&sc_stacks, &h))
-		return h;
-	err = bpf_map_update_elem(&sc_stacks, &h, st, BPF_NOEXIST);
-	if (err && err != -17 /* EEXIST: another CPU stored it */) {
+		return -1;
+	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
+	if (n < 0) {
 		count_lost(NSK_SC_LOST_STACK);
-		return NSK_SC_STACK_FAILED;
+		return -1;
 	}
-	return h;
+	st->n = n / sizeof(__u64);
+	find_callers(regs, st);
+	if (!intern)
+		return 0;
+	h = hash_stack(st);
+	if (!bpf_map_lookup_elem(&sc_stacks, &h)) {
+		err = bpf_map_update_elem(&sc_stacks, &h, st, BPF_NOEXIST);
+		if (err && err != -17 /* EEXIST: another CPU stored it */) {
+			count_lost(NSK_SC_LOST_STACK);
+			return 0;
+		}
+	}
+	*path = h;
+	return 0;
 }
 
 static __always_inline struct nsk_sc_val *
@@ -288,6 +291,17 @@ static __always_inline void errno_add(void *map, const struct nsk_sc_key *key,
 	}
 }
 
+/* A slow call, as sys_exit hands it to sc_emit_slow(). */
+struct sc_call {
+	__u64 regs;
+	__u64 enter_ts;
+	__u64 duration;
+	__s64 ret;
+	__u64 id; /* pid_tgid */
+	__u32 nr;
+	__u32 have_stack; /* the scratch slot holds its user stack */
+};
+
 /* What fd args[0] refers to, read at exit; for syscalls whose first
  * argument is not an fd the recorder ignores it. */
 static __always_inline void describe_fd(struct nsk_ev_syscall_slow *e)
@@ -315,27 +329,30 @@ static __always_inline void describe_fd(struct nsk_ev_syscall_slow *e)
 	e->flags |= NSK_SC_SLOW_FILE;
 }
 
-static __always_inline void emit_slow(struct nsk_sc_thread *t, __u64 id,
-				      __u32 nr, long ret, __u64 d,
-				      struct pt_regs *regs,
-				      const struct nsk_sc_stack *st)
+__noinline int sc_emit_slow(struct sc_call *c)
 {
 	struct nsk_ev_syscall_slow *e;
+	struct pt_regs *regs;
+	struct nsk_sc_stack *st;
+	__u32 zero = 0;
 
+	if (!c)
+		return 0;
+	regs = (struct pt_regs *)c->regs;
 	e = bpf_ringbuf_reserve(&sc_events, sizeof(*e), 0);
 	if (!e) {
 		count_lost(NSK_SC_LOST_RINGBUF);
-		return;
+		return 0;
 	}
 	e->hdr.type = NSK_EV_SYSCALL_SLOW;
 	e->hdr.size = sizeof(*e);
-	e->time = t->enter_ts;
-	e->duration = d;
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
-	e->nr = nr;
+	e->time = c->enter_ts;
+	e->duration = c->duration;
+	e->pid = c->id >> 32;
+	e->tid = (__u32)c->id;
+	e->nr = c->nr;
 	e->flags = 0;
-	e->ret = ret;
+	e->ret = c->ret;
 	/* The argument registers are saved at entry and left alone by the
 	 * kernel (the return value goes to ax/x0), so they are read here,
 	 * for slow calls only, rather than at every entry. */
@@ -354,6 +371,7 @@ static __always_inline void emit_slow(struct nsk_sc_thread *t, __u64 id,
 	e->pad = 0;
 	e->file_name[0] = 0;
 	describe_fd(e);
+	st = c->have_stack ? bpf_map_lookup_elem(&sc_scratch, &zero) : 0;
 	if (st) {
 		bpf_probe_read_kernel(&e->stack, sizeof(e->stack), st);
 	} else {
@@ -361,11 +379,16 @@ static __always_inline void emit_slow(struct nsk_sc_thread *t, __u64 id,
 		e->stack.ncallers = 0;
 		e->flags |= NSK_SC_SLOW_NOSTACK;
 	}
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	/* Wake the recorder at once (unlike per-call records, a slow call
+	 * is rare by construction and a wakeup costs ~1.5 us against its
+	 * >= 1 ms): it names the fd from /proc while the fd is likely still
+	 * open.  Below 100 us thresholds the wakeups would add up. */
+	bpf_ringbuf_submit(e, slow_ns >= 100000 ? 0 : BPF_RB_NO_WAKEUP);
+	return 0;
 }
 
 /* Charges one call to a map set. */
-static __always_inline void account_to(void *ctx, struct pt_regs *regs,
+static __always_inline void account_to(void *ctx, __u64 regs,
 				       struct nsk_sc_thread *t, __u64 id,
 				       __u32 nr, long ret, __u64 d,
 				       int returned, void *stats, void *errnos)
@@ -375,10 +398,9 @@ static __always_inline void account_to(void *ctx, struct pt_regs *regs,
 		.pid = id >> 32,
 		.nr = nr,
 	};
-	struct nsk_sc_stack *st = 0;
 	struct nsk_sc_val *v;
-	__u64 *slot = 0;
-	int sample = 0, err = 0, restart = 0;
+	__u64 *slot = 0, path = NSK_SC_STACK_FAILED;
+	int sample = 0, err = 0, restart = 0, slow, have_stack = 0;
 
 	if (returned && ret < 0 && ret >= -4095) {
 		restart = ret <= -512 && ret >= -516;
@@ -392,11 +414,12 @@ static __always_inline void account_to(void *ctx, struct pt_regs *regs,
 	if (slot && returned)
 		sample = key.stack == NSK_SC_STACK_NONE || d >= sample_ns ||
 			 (v && v->unsampled_ns + d >= sample_ns);
-	if (sample || (returned && d >= slow_ns))
-		st = take_stack(ctx, regs);
+	slow = returned && d >= slow_ns;
+	if (sample || slow)
+		have_stack = sc_take_stack(ctx, regs, sample, &path) == 0;
 	if (sample && slot) {
-		key.stack = intern_stack(st);
-		*slot = key.stack;
+		key.stack = path;
+		*slot = path;
 		v = 0;
 	}
 	if (!v)
@@ -405,13 +428,24 @@ static __always_inline void account_to(void *ctx, struct pt_regs *regs,
 		stats_add(v, d, err, sample);
 	if (err || restart)
 		errno_add(errnos, &key, (__u32)-ret);
-	if (returned && d >= slow_ns)
-		emit_slow(t, id, nr, ret, d, regs, st);
+	if (slow) {
+		struct sc_call c = {
+			.regs = regs,
+			.enter_ts = t->enter_ts,
+			.duration = d,
+			.ret = ret,
+			.id = id,
+			.nr = nr,
+			.have_stack = have_stack,
+		};
+
+		sc_emit_slow(&c);
+	}
 }
 
 /* Each set gets its own inlined copy, so every map lookup names one map
  * and the verifier can inline it. */
-static __always_inline void account(void *ctx, struct pt_regs *regs,
+static __always_inline void account(void *ctx, __u64 regs,
 				    struct nsk_sc_thread *t, __u64 id,
 				    __u32 nr, long ret, __u64 d, int returned)
 {
@@ -443,7 +477,7 @@ int BPF_PROG(nsk_sys_enter, struct pt_regs *regs, long nr)
 	if ((__u32)nr == nr_exit || (__u32)nr == nr_exit_group) {
 		/* No sys_exit follows: count it now. */
 		id = bpf_get_current_pid_tgid();
-		account(ctx, regs, t, id, (__u32)nr, 0, 0, 0);
+		account(ctx, (__u64)regs, t, id, (__u32)nr, 0, 0, 0);
 		t->enter_ts = 0;
 		return 0;
 	}
@@ -467,7 +501,7 @@ int BPF_PROG(nsk_sys_exit, struct pt_regs *regs, long ret)
 	d = now - t->enter_ts;
 	nr = t->enter_nr;
 	id = bpf_get_current_pid_tgid();
-	account(ctx, regs, t, id, nr, ret, d, 1);
+	account(ctx, (__u64)regs, t, id, nr, ret, d, 1);
 	t->enter_ts = 0;
 	if ((nr == nr_execve || nr == nr_execveat) && ret == 0) {
 		/* A new program: the code paths of the old one mean nothing

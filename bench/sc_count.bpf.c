@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The floor for the syscall benchmark: raw_tp sys_enter + sys_exit that only
+ * count the calls of one process, in a per-CPU array.  Anything a syscall
+ * tracer does costs at least this. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+__u32 target_tgid = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+static __always_inline int count(__u32 k)
+{
+	__u64 *v;
+
+	if ((bpf_get_current_pid_tgid() >> 32) != target_tgid)
+		return 0;
+	v = bpf_map_lookup_elem(&counts, &k);
+	if (v)
+		*v += 1;
+	return 0;
+}
+
+SEC("raw_tp/sys_enter")
+int sc_enter(void *ctx)
+{
+	return count(0);
+}
+
+SEC("raw_tp/sys_exit")
+int sc_exit(void *ctx)
+{
+	return count(1);
+}
