@@ -397,6 +397,7 @@ int alloc_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tgid = nsk_cur_tgid();
 	long ret = ctx->args[1];
 	struct tstate *st;
+	__u64 caller = 0;
 	__u32 nr;
 
 	if (!nsk_is_target(tgid))
@@ -406,10 +407,21 @@ int alloc_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	nr = st->sys_nr;
 	st->sys_nr = 0;
+	/* The libc wrappers are leaves that call the kernel without a frame:
+	 * the word at the user stack pointer is the caller's return address,
+	 * which a frame-pointer walk from here skips.  User space puts it
+	 * back into the stack. */
+	if (st->depth == 0) {
+		struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+		__u64 sp = PT_REGS_SP_CORE(regs);
+
+		if (bpf_probe_read_user(&caller, sizeof(caller), (void *)sp))
+			caller = 0;
+	}
 	if (nr == NR_BRK) {
 		/* Always reported, so user space follows the break; weight 0
 		 * marks a move made by the allocator itself. */
-		return emit_alloc(ctx, tgid, ret, st->sys_arg0, 0,
+		return emit_alloc(ctx, tgid, ret, st->sys_arg0, caller,
 				  st->depth > 0 ? 0 : 1, FN_BRK);
 	}
 	if (st->depth > 0)
@@ -426,9 +438,9 @@ int alloc_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 
 		if (!weight)
 			return 0;
-		return emit_alloc(ctx, tgid, ret, st->sys_arg1, 0, weight,
+		return emit_alloc(ctx, tgid, ret, st->sys_arg1, caller, weight,
 				  FN_MMAP);
 	}
-	return emit_alloc(ctx, tgid, ret, st->sys_arg1, 0, st->sys_arg1,
+	return emit_alloc(ctx, tgid, ret, st->sys_arg1, caller, st->sys_arg1,
 			  FN_MMAP);
 }

@@ -88,8 +88,36 @@ static int cache_grow(struct alloc_state *st)
 	return 0;
 }
 
+/* The stack of an mmap or brk: the map's stack with the wrapper's caller
+ * put back after the leaf (see alloc_sys_exit).  Not cached: rare. */
+static uint64_t syscall_stack_of(struct alloc_state *st, uint32_t pid,
+				 uint64_t time, int32_t sid, uint64_t caller)
+{
+	uint64_t ips[NSK_MAX_STACK_DEPTH + 1];
+	uint32_t n = 0, id32 = (uint32_t)sid;
+
+	if (sid < 0)
+		return 0;
+	memset(ips, 0, sizeof(ips));
+	if (bpf_map_lookup_elem(st->stacks_fd, &id32, ips + 1))
+		return 0;
+	while (n < NSK_MAX_STACK_DEPTH && ips[n + 1])
+		n++;
+	ips[0] = ips[1];
+	if (caller && n > 0 && caller != ips[2]) {
+		ips[1] = caller;
+		n++;
+	} else {
+		memmove(ips + 1, ips + 2, (n - (n > 0)) * sizeof(*ips));
+	}
+	return nsk_session__stack_at(st->s, pid, time, NULL, 0, ips, n,
+				     NSK_STACK_UNWIND_FP |
+				     (n >= NSK_MAX_STACK_DEPTH ? NSK_STACK_TRUNCATED : 0));
+}
+
 /* The session stack id of map stack id sid in process pid; 0 if none. */
-static uint64_t stack_of(struct alloc_state *st, uint32_t pid, int32_t sid)
+static uint64_t stack_of(struct alloc_state *st, uint32_t pid, uint64_t time,
+			 int32_t sid)
 {
 	uint64_t key = ((uint64_t)pid << 32) | (uint32_t)sid | (1ULL << 63);
 	uint64_t ips[NSK_MAX_STACK_DEPTH];
@@ -109,7 +137,7 @@ static uint64_t stack_of(struct alloc_state *st, uint32_t pid, int32_t sid)
 	while (n < NSK_MAX_STACK_DEPTH && ips[n])
 		n++;
 	st->slots[j].key = key;
-	st->slots[j].id = nsk_session__stack(st->s, pid, NULL, 0, ips, n,
+	st->slots[j].id = nsk_session__stack_at(st->s, pid, time, NULL, 0, ips, n,
 					     NSK_STACK_UNWIND_FP |
 					     (n == NSK_MAX_STACK_DEPTH ? NSK_STACK_TRUNCATED : 0));
 	st->used++;
@@ -166,7 +194,8 @@ static int on_brk(struct alloc_state *st, const struct nsk_ev_alloc *e,
 				 old - e->addr, NSK_ALLOC_BRK);
 	r->alloc.addr = old;
 	r->alloc.size = r->alloc.weight = e->addr - old;
-	r->alloc.stack_id = stack_of(st, e->pid, e->stack_id);
+	r->alloc.stack_id = syscall_stack_of(st, e->pid, e->time, e->stack_id,
+					     e->old_addr);
 	return nsk_session__emit(st->s, r);
 }
 
@@ -181,6 +210,14 @@ static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e)
 	r.alloc.fn = e->fn;
 	if (e->fn == NSK_ALLOC_BRK)
 		return on_brk(st, e, &r);
+	if (e->fn == NSK_ALLOC_MMAP) {
+		r.alloc.addr = e->addr;
+		r.alloc.size = e->size;
+		r.alloc.weight = e->weight;
+		r.alloc.stack_id = syscall_stack_of(st, e->pid, e->time, e->stack_id,
+						    e->old_addr);
+		return nsk_session__emit(st->s, &r);
+	}
 	if (e->old_addr) {
 		err = emit_free(st, e->time, e->pid, e->tid, e->old_addr, 0,
 				NSK_ALLOC_REALLOC);
@@ -190,7 +227,7 @@ static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e)
 	r.alloc.addr = e->addr;
 	r.alloc.size = e->size;
 	r.alloc.weight = e->weight;
-	r.alloc.stack_id = stack_of(st, e->pid, e->stack_id);
+	r.alloc.stack_id = stack_of(st, e->pid, e->time, e->stack_id);
 	return nsk_session__emit(st->s, &r);
 }
 

@@ -67,6 +67,7 @@ struct nsk_load {
 	struct nsk_idmap tid_comm; /* tid -> comm id */
 	struct nsk_idmap pid_comm; /* pid -> comm id */
 	struct nsk_load_counts n;
+	struct nsk_load_alloc *alloc; /* live blocks (load_alloc.c) */
 	char err[256];
 };
 
@@ -143,5 +144,9 @@ int nsk_load__loss(struct nsk_load *ld, const struct nsk_record *rec);
 int nsk_load__end(struct nsk_load *ld, const struct nsk_record *rec);
 /* cpu (load_cpu.c) */
 int nsk_load_cpu__sample(struct nsk_load *ld, const struct nsk_record *rec);
+/* alloc (load_alloc.c) */
+int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load_alloc__free(struct nsk_load *ld, const struct nsk_record *rec);
+void nsk_load_alloc__release(struct nsk_load *ld);
 
 #endif

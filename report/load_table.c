@@ -18,6 +18,8 @@ const nsk_load_fn nsk_load__table[NSK_REC_TYPE_MAX] = {
 	/* cpu */
 	[NSK_REC_SAMPLE] = nsk_load_cpu__sample,
 	/* alloc */
+	[NSK_REC_ALLOC] = nsk_load_alloc__alloc,
+	[NSK_REC_FREE] = nsk_load_alloc__free,
 	/* offcpu */
 	/* syscall */
 	/* net */

@@ -73,6 +73,28 @@ static const char *const cpu_index[] = {
 };
 
 /* ---- alloc ---- */
+static const char *const alloc_create[] = {
+	/* One row per allocation; addr 0: the call failed.  weight: bytes the
+	 * row stands for (= size unless sampled).  fn: malloc, calloc, ...,
+	 * mmap, brk (C++ operator new is recorded as malloc). */
+	"CREATE TABLE alloc (id INTEGER PRIMARY KEY, time INTEGER, pid INTEGER, "
+	"tid INTEGER, comm_id INTEGER, addr INTEGER, size INTEGER, "
+	"weight INTEGER, stack_id INTEGER, fn TEXT)",
+	/* One row per free; alloc_id: the allocation it ends, NULL when the
+	 * recording never saw it allocated (before an attach).  fn: free,
+	 * realloc (the old block), munmap, brk, implied (the address was
+	 * handed out again, so it was freed unseen). */
+	"CREATE TABLE free (time INTEGER, pid INTEGER, tid INTEGER, "
+	"comm_id INTEGER, addr INTEGER, size INTEGER, fn TEXT, "
+	"alloc_id INTEGER)",
+	NULL
+};
+
+static const char *const alloc_index[] = {
+	"CREATE INDEX free_alloc ON free (alloc_id)",
+	NULL
+};
+
 /* ---- offcpu ---- */
 /* ---- syscall ---- */
 /* ---- net ---- */
@@ -86,10 +108,13 @@ struct block {
 static const struct block blocks[] = {
 	{ "core", core_create, core_index },
 	{ "cpu", cpu_create, cpu_index },
+	{ "alloc", alloc_create, alloc_index },
 };
 
 const struct nsk_event_table nsk_schema__events[] = {
 	{ "sample", "CPU samples" },
+	{ "alloc", "allocations" },
+	{ "free", "frees" },
 };
 const unsigned nsk_schema__nevents =
 	sizeof(nsk_schema__events) / sizeof(nsk_schema__events[0]);

@@ -11,6 +11,9 @@ const struct nsk_view *const nsk_views[] = {
 	&nsk_view_cpu_stack,
 	&nsk_view_cpu_thread,
 	/* alloc */
+	&nsk_view_alloc_site,
+	&nsk_view_alloc_leaks,
+	&nsk_view_alloc_memory_time,
 	/* offcpu */
 	/* syscall */
 	/* net */

@@ -8,7 +8,10 @@
 extern const struct nsk_view nsk_view_cpu_function;
 extern const struct nsk_view nsk_view_cpu_stack;
 extern const struct nsk_view nsk_view_cpu_thread;
-/* alloc */
+/* alloc (view_alloc.c) */
+extern const struct nsk_view nsk_view_alloc_site;
+extern const struct nsk_view nsk_view_alloc_leaks;
+extern const struct nsk_view nsk_view_alloc_memory_time;
 /* offcpu */
 /* syscall */
 /* net */

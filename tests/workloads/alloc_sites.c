@@ -12,6 +12,8 @@
  *   site_grow     realloc(NULL, 16) then realloc doubling to 8192: 10
  *                 allocations, 16368 bytes, freed at the end
  *   site_thread   from two threads, malloc(128) x 1000s each, all freed
+ *   site_mmap     3 anonymous mmaps of 1 MiB, 2 unmapped: 1 MiB stays
+ *                 (not scaled)
  *
  * With --wait (attach tests), site_pre first allocates 100 x 512 bytes, the
  * program writes "ready\n" on stdout and waits for a byte on stdin; after it
@@ -21,6 +23,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static long scale = 1;
@@ -31,7 +34,7 @@ static void *volatile sink;
 __attribute__((noinline)) static void site_small(void)
 {
 	long n = 1000 * scale;
-	void **v = malloc(n * sizeof(*v)); /* counted at main's frame: the caller */
+	void **v = malloc(n * sizeof(*v)); /* one more: 8000s bytes */
 
 	for (long i = 0; i < n; i++)
 		sink = v[i] = malloc(64);
@@ -84,9 +87,26 @@ __attribute__((noinline)) static void site_grow(void)
 __attribute__((noinline)) static void site_thread(void)
 {
 	for (long i = 0; i < 1000 * scale; i++) {
-		sink = malloc(128);
-		free(sink);
+		void *p = malloc(128); /* a local: sink is shared by the threads */
+
+		sink = p;
+		free(p);
 	}
+}
+
+__attribute__((noinline)) static void site_mmap(void)
+{
+	void *m[3];
+
+	for (int i = 0; i < 3; i++) {
+		m[i] = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m[i] == MAP_FAILED)
+			_exit(1);
+	}
+	munmap(m[0], 1 << 20);
+	munmap(m[2], 1 << 20);
+	sink = m[1];
 }
 
 static void *thread_main(void *arg)
@@ -132,6 +152,7 @@ int main(int argc, char **argv)
 	site_aligned();
 	site_leak();
 	site_grow();
+	site_mmap();
 	if (pthread_create(&t1, NULL, thread_main, NULL) ||
 	    pthread_create(&t2, NULL, thread_main, NULL))
 		return 1;

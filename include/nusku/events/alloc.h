@@ -39,7 +39,9 @@ struct nsk_ev_alloc {
 	__u32 tid;
 	__u64 addr;	/* returned block, 0: failed */
 	__u64 size;	/* requested bytes */
-	__u64 old_addr; /* realloc: the block released, 0 none */
+	__u64 old_addr; /* realloc: the block released, 0 none; mmap and
+			 * brk: the wrapper's return address, read at the
+			 * user stack pointer (0 none) */
 	__u64 weight;	/* bytes this record stands for */
 	__s32 stack_id; /* user stack map id, < 0: none */
 	__u32 fn;	/* enum nsk_alloc_fn */

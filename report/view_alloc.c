@@ -1,0 +1,301 @@
+/* The allocation views:
+ *
+ *   alloc-site    per call site: allocations, bytes, frees, failed calls,
+ *                 live allocations and bytes at the end, peak live bytes
+ *   leaks         what was never freed, by site, largest first
+ *   memory-time   live bytes over time in intervals, with the site that
+ *                 held the most at the end of each
+ *
+ * A site is the first frame of the allocation's stack outside the
+ * allocator: frames of the allocator object (the recording's
+ * alloc.allocator meta), of libc, libstdc++, ld.so and the usual allocator
+ * libraries, and functions of the malloc family by name (a static binary),
+ * are skipped; strdup() or fopen() count at their caller.  A site is a
+ * function; its "stack" is the call path that allocated the most there.
+ *
+ * Sampled recordings carry weights: bytes = sum of weights, and an
+ * allocation of size s with weight w stands for w / s allocations; with
+ * no sampling w = s and every number is exact.  Frees count only when
+ * their allocation is in the recording (load_alloc.c matched them), so
+ * blocks allocated before an attach never make a site negative.
+ *
+ * --folded: allocated bytes (alloc-site) or live bytes (leaks).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "report/views.h"
+
+#define ALLOC_WEIGHTS \
+	"SELECT stack_id, weight FROM f_alloc WHERE addr != 0"
+#define LIVE_WEIGHTS \
+	"SELECT a.stack_id, a.weight FROM f_alloc a WHERE a.addr != 0 AND " \
+	"NOT EXISTS (SELECT 1 FROM free fr WHERE fr.alloc_id = a.id)"
+
+/* Allocations one record stands for (see the top of this file). */
+#define COUNT_OF(a) "(CASE WHEN " a ".size > 0 THEN " a ".weight * 1.0 / " \
+	a ".size ELSE 1 END)"
+
+/* Builds temp.asite (stack_id, func_id): the site of each stack that
+ * allocated. */
+static int site_table(struct nsk_report *rep)
+{
+	char allocator[256] = "", *sql, *msg = NULL;
+	const char *base;
+	sqlite3_stmt *st;
+	int err = 0;
+
+	st = nsk_report__prepare(rep, "SELECT value FROM meta WHERE key = "
+				 "'alloc.allocator' LIMIT 1");
+	if (!st)
+		return -EIO;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+		const char *path = (const char *)sqlite3_column_text(st, 0);
+
+		base = strrchr(path, '/');
+		snprintf(allocator, sizeof(allocator), "%s", base ? base + 1 : path);
+	}
+	sqlite3_finalize(st);
+	sql = sqlite3_mprintf(
+		"DROP TABLE IF EXISTS temp.asite;"
+		"CREATE TEMP TABLE asite (stack_id INTEGER PRIMARY KEY, func_id INTEGER);"
+		"INSERT INTO temp.asite SELECT x.stack_id, coalesce(("
+		" SELECT sf.func_id FROM stack_frame sf JOIN func u ON u.id = sf.func_id"
+		" WHERE sf.stack_id = x.stack_id AND NOT ("
+		"  u.module = %Q OR u.module LIKE 'libc.so%%' OR u.module LIKE 'libc-%%'"
+		"  OR u.module LIKE 'libstdc++%%' OR u.module LIKE 'ld-linux%%'"
+		"  OR u.module LIKE 'libjemalloc%%' OR u.module LIKE 'libtcmalloc%%'"
+		"  OR u.module LIKE 'libmimalloc%%'"
+		"  OR u.name IN ('malloc', 'calloc', 'realloc', 'reallocarray',"
+		"   'aligned_alloc', 'posix_memalign', 'memalign', 'valloc', 'pvalloc',"
+		"   '__libc_malloc', '__libc_calloc', '__libc_realloc', '__libc_memalign',"
+		"   'operator new', 'operator new[]', '_Znwm', '_Znam', 'mmap', 'mmap64',"
+		"   '__mmap', 'sbrk', '__sbrk', 'brk', '__brk'))"
+		" ORDER BY sf.pos LIMIT 1),"
+		" (SELECT leaf_func_id FROM stack WHERE id = x.stack_id))"
+		" FROM (SELECT DISTINCT stack_id FROM f_alloc) x",
+		allocator);
+	if (!sql)
+		return -ENOMEM;
+	if (sqlite3_exec(rep->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(rep->err, sizeof(rep->err), "%s", msg ? msg : "SQL error");
+		err = -EIO;
+	}
+	sqlite3_free(msg);
+	sqlite3_free(sql);
+	return err;
+}
+
+/* Builds temp.asum: one row per site with every number the views show. */
+static int site_sums(struct nsk_report *rep)
+{
+	char *msg = NULL;
+	int err = site_table(rep);
+
+	if (err)
+		return err;
+	if (sqlite3_exec(rep->db,
+		"DROP TABLE IF EXISTS temp.ablk;"
+		/* Each block with its site and, if freed, when. */
+		"CREATE TEMP TABLE ablk AS SELECT a.id, a.time, a.addr, a.size,"
+		" a.weight, a.stack_id, s.func_id AS site, fr.time AS ftime "
+		"FROM f_alloc a JOIN temp.asite s ON s.stack_id = a.stack_id "
+		"LEFT JOIN free fr ON fr.alloc_id = a.id;"
+		"DROP TABLE IF EXISTS temp.apeak;"
+		/* Peak live bytes per site: a running sum over its
+		 * allocations (+) and frees (-), frees first at equal times. */
+		"CREATE TEMP TABLE apeak AS SELECT site, max(live) AS peak FROM ("
+		" SELECT site, sum(dw) OVER (PARTITION BY site ORDER BY t, dw"
+		"  ROWS UNBOUNDED PRECEDING) AS live FROM ("
+		"  SELECT site, time AS t, weight AS dw FROM temp.ablk WHERE addr != 0"
+		"  UNION ALL SELECT site, ftime, -weight FROM temp.ablk"
+		"  WHERE ftime IS NOT NULL)) GROUP BY site;"
+		"DROP TABLE IF EXISTS temp.astack;"
+		/* The call path that allocated the most bytes at each site. */
+		"CREATE TEMP TABLE astack AS SELECT site, stack_id FROM ("
+		" SELECT site, stack_id, row_number() OVER (PARTITION BY site"
+		"  ORDER BY sum(weight) DESC, stack_id) AS rn FROM temp.ablk"
+		"  GROUP BY site, stack_id) WHERE rn = 1;"
+		"DROP TABLE IF EXISTS temp.asum;"
+		"CREATE TEMP TABLE asum AS SELECT b.site,"
+		" CAST(round(sum(CASE WHEN addr != 0 THEN " COUNT_OF("b") " END)) AS INTEGER) AS allocs,"
+		" CAST(total(CASE WHEN addr != 0 THEN weight END) AS INTEGER) AS bytes,"
+		" CAST(round(total(CASE WHEN ftime IS NOT NULL THEN " COUNT_OF("b") " END)) AS INTEGER) AS frees,"
+		" CAST(total(CASE WHEN ftime IS NOT NULL THEN weight END) AS INTEGER) AS freed_bytes,"
+		" CAST(round(total(CASE WHEN addr != 0 AND ftime IS NULL THEN " COUNT_OF("b") " END)) AS INTEGER) AS live_allocs,"
+		" CAST(total(CASE WHEN addr != 0 AND ftime IS NULL THEN weight END) AS INTEGER) AS live_bytes,"
+		" sum(addr = 0) AS failed,"
+		" coalesce(p.peak, 0) AS peak_bytes "
+		"FROM temp.ablk b LEFT JOIN temp.apeak p ON p.site = b.site "
+		"GROUP BY b.site",
+		NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(rep->err, sizeof(rep->err), "%s", msg ? msg : "SQL error");
+		sqlite3_free(msg);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Text keeps to 80 columns: short labels, details in JSON/CSV only. */
+static const struct nsk_col_hint site_hints[] = {
+	{ "site", NULL, NSK_COL_FLEX },
+	{ "module", NULL, NSK_COL_NARROW },
+	{ "stack", NULL, NSK_COL_DATA_ONLY },
+	{ "freed_bytes", NULL, NSK_COL_DATA_ONLY },
+	{ "failed", NULL, NSK_COL_DATA_ONLY },
+	{ "live_allocs", "live", 0 },
+	{ "peak_bytes", "peak", 0 },
+	{ NULL, NULL, 0 }
+};
+
+static int run_sites(struct nsk_report *rep, const struct nsk_view *v,
+		     int leaks)
+{
+	sqlite3_stmt *st;
+	int err;
+
+	if (rep->opts->folded)
+		return nsk_stacks__folded(rep, v);
+	err = site_sums(rep);
+	if (err)
+		return err;
+	st = nsk_report__prepare(rep,
+		"SELECT %s u.name AS site, u.module AS module, st.chain AS stack "
+		"FROM temp.asum s JOIN func u ON u.id = s.site "
+		"LEFT JOIN temp.astack k ON k.site = s.site "
+		"LEFT JOIN stack st ON st.id = k.stack_id "
+		"%s ORDER BY %s, u.name LIMIT %ld",
+		leaks ? "s.live_bytes, s.live_allocs, s.allocs, s.bytes, s.peak_bytes,"
+		      : "s.bytes, s.allocs, s.frees, s.freed_bytes, s.live_allocs,"
+			" s.live_bytes, s.peak_bytes, s.failed,",
+		leaks ? "WHERE s.live_allocs > 0 OR s.live_bytes > 0" : "",
+		leaks ? "s.live_bytes DESC, s.live_allocs DESC" : "s.bytes DESC, s.allocs DESC",
+		rep->opts->limit);
+	if (!st)
+		return -EIO;
+	return nsk_report__emit(rep, v->name, st, site_hints);
+}
+
+static int run_alloc_site(struct nsk_report *rep, const struct nsk_view *v)
+{
+	return run_sites(rep, v, 0);
+}
+
+static int run_leaks(struct nsk_report *rep, const struct nsk_view *v)
+{
+	return run_sites(rep, v, 1);
+}
+
+/* Live bytes at the end of each of NBUCKETS equal intervals of the
+ * recording, what was allocated and freed in it, and the site holding the
+ * most live bytes at its end. */
+#define NBUCKETS 20
+
+static int run_memory_time(struct nsk_report *rep, const struct nsk_view *v)
+{
+	static const struct nsk_col_hint h[] = {
+		{ "top_site", NULL, NSK_COL_FLEX },
+		{ "interval", "#", 0 },
+		{ "end_s", NULL, NSK_COL_DATA_ONLY },
+		{ "allocs", NULL, NSK_COL_DATA_ONLY },
+		{ "frees", NULL, NSK_COL_DATA_ONLY },
+		{ "live_bytes", "live", 0 },
+		{ "alloc_bytes", "alloc", 0 },
+		{ "freed_bytes", "freed", 0 },
+		{ "top_site_bytes", "top_live", 0 },
+		{ NULL, NULL, 0 }
+	};
+	int64_t t0 = nsk_report__info(rep, "time_start_ns");
+	int64_t t1 = nsk_report__info(rep, "time_end_ns");
+	int64_t step = (t1 - t0) / NBUCKETS + 1;
+	char *msg = NULL;
+	sqlite3_stmt *st;
+	char *sql;
+	int err;
+
+	if (rep->opts->folded)
+		return nsk_stacks__folded(rep, v);
+	err = site_sums(rep);
+	if (err)
+		return err;
+	sql = sqlite3_mprintf(
+		"DROP TABLE IF EXISTS temp.adelta;"
+		/* Bytes in (+) and out (-) per interval and site. */
+		"CREATE TEMP TABLE adelta AS SELECT bucket, site, total(inb) AS inb,"
+		" total(outb) AS outb, total(inn) AS inn, total(outn) AS outn FROM ("
+		" SELECT (time - %lld) / %lld AS bucket, site, weight AS inb, 0 AS outb,"
+		"  " COUNT_OF("ablk") " AS inn, 0 AS outn FROM temp.ablk WHERE addr != 0"
+		" UNION ALL SELECT (ftime - %lld) / %lld, site, 0, weight, 0,"
+		"  " COUNT_OF("ablk") " FROM temp.ablk WHERE ftime IS NOT NULL)"
+		" GROUP BY bucket, site;"
+		"DROP TABLE IF EXISTS temp.alive;"
+		/* Live bytes per site at the end of each interval. */
+		"CREATE TEMP TABLE alive AS WITH RECURSIVE b(i) AS (SELECT 0 UNION ALL"
+		" SELECT i + 1 FROM b WHERE i < %d), s AS (SELECT DISTINCT site FROM temp.adelta)"
+		" SELECT b.i AS bucket, s.site, (SELECT total(inb - outb) FROM temp.adelta d"
+		"  WHERE d.site = s.site AND d.bucket <= b.i) AS live FROM b, s;",
+		(long long)t0, (long long)step, (long long)t0, (long long)step,
+		NBUCKETS - 1);
+	if (!sql)
+		return -ENOMEM;
+	if (sqlite3_exec(rep->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(rep->err, sizeof(rep->err), "%s", msg ? msg : "SQL error");
+		sqlite3_free(msg);
+		sqlite3_free(sql);
+		return -EIO;
+	}
+	sqlite3_free(sql);
+	st = nsk_report__prepare(rep,
+		"WITH b(i) AS (SELECT DISTINCT bucket FROM temp.alive),"
+		" d AS (SELECT bucket, total(inb) AS inb, total(outb) AS outb,"
+		"  total(inn) AS inn, total(outn) AS outn FROM temp.adelta GROUP BY bucket),"
+		" l AS (SELECT bucket, total(live) AS live FROM temp.alive GROUP BY bucket),"
+		" top AS (SELECT bucket, site, live FROM (SELECT bucket, site, live,"
+		"  row_number() OVER (PARTITION BY bucket ORDER BY live DESC, site) AS rn"
+		"  FROM temp.alive) WHERE rn = 1) "
+		"SELECT b.i AS interval, round((b.i * %lld) / 1e9, 3) AS start_s,"
+		" round(((b.i + 1) * %lld) / 1e9, 3) AS end_s,"
+		" CAST(l.live AS INTEGER) AS live_bytes,"
+		" CAST(coalesce(d.inb, 0) AS INTEGER) AS alloc_bytes,"
+		" CAST(round(coalesce(d.inn, 0)) AS INTEGER) AS allocs,"
+		" CAST(coalesce(d.outb, 0) AS INTEGER) AS freed_bytes,"
+		" CAST(round(coalesce(d.outn, 0)) AS INTEGER) AS frees,"
+		" CASE WHEN top.live > 0 THEN u.name END AS top_site,"
+		" CAST(CASE WHEN top.live > 0 THEN top.live ELSE 0 END AS INTEGER) AS top_site_bytes "
+		"FROM b JOIN l ON l.bucket = b.i LEFT JOIN d ON d.bucket = b.i"
+		" LEFT JOIN top ON top.bucket = b.i LEFT JOIN func u ON u.id = top.site "
+		"ORDER BY b.i LIMIT %ld",
+		(long long)step, (long long)step, rep->opts->limit);
+	if (!st)
+		return -EIO;
+	return nsk_report__emit(rep, v->name, st, h);
+}
+
+const struct nsk_view nsk_view_alloc_site = {
+	.name = "alloc-site",
+	.help = "allocations per call site: count, bytes, frees, live at the "
+		"end, peak live (--folded: allocated bytes)",
+	.run = run_alloc_site,
+	.weights = ALLOC_WEIGHTS,
+	.unit = "bytes",
+};
+
+const struct nsk_view nsk_view_alloc_leaks = {
+	.name = "leaks",
+	.help = "memory never freed, by call site, largest first (--folded: "
+		"live bytes)",
+	.run = run_leaks,
+	.weights = LIVE_WEIGHTS,
+	.unit = "bytes",
+};
+
+const struct nsk_view nsk_view_alloc_memory_time = {
+	.name = "memory-time",
+	.help = "live heap bytes over time in 20 intervals, with the site "
+		"holding the most",
+	.run = run_memory_time,
+	.weights = LIVE_WEIGHTS,
+	.unit = "bytes",
+};
