@@ -16,7 +16,10 @@
 
 #include "format/wire.h"
 
-#define READ_BLOCK (64u << 10)
+/* The input buffer starts at READ_BLOCK and doubles while a chunk (plus
+ * READ_SLACK of read-ahead) does not fit. */
+#define READ_BLOCK (16u << 10)
+#define READ_SLACK (4u << 10)
 #define MAX_UNKNOWN_REPORTS 8
 
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -109,11 +112,11 @@ static int fill(struct nsk_reader *r, size_t need)
 				r->len -= r->pos;
 				r->pos = 0;
 			}
-			if (need + READ_BLOCK > r->cap) {
+			if (need + READ_SLACK > r->cap) {
 				size_t cap = r->cap ? r->cap : READ_BLOCK;
 				uint8_t *p;
 
-				while (cap < need + READ_BLOCK)
+				while (cap < need + READ_SLACK)
 					cap *= 2;
 				p = realloc(r->in, cap);
 				if (!p)
@@ -309,6 +312,8 @@ static int enter_chunk(struct nsk_reader *r, const uint8_t *h, const uint8_t *pa
 			r->raw = p;
 			r->raw_cap = ci->raw_len;
 		}
+		if (!r->dctx && !(r->dctx = ZSTD_createDCtx()))
+			return fatal(r, -ENOMEM, "out of memory");
 		n = ZSTD_decompressDCtx(r->dctx, r->raw, r->raw_cap, payload,
 					ci->stored_len);
 		if (ZSTD_isError(n) || n != ci->raw_len) {
@@ -318,7 +323,8 @@ static int enter_chunk(struct nsk_reader *r, const uint8_t *h, const uint8_t *pa
 				ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong length");
 			return 0;
 		}
-		raw = r->raw;
+		/* raw_len 0 leaves r->raw NULL: point at something. */
+		raw = r->raw ? r->raw : payload;
 	} else if (ci->codec != NSK_CODEC_NONE || ci->raw_len != ci->stored_len) {
 		r->stats.skipped_chunks++;
 		problem(r, "chunk at offset %" PRIu64 ": unknown codec %u; skipped",
@@ -506,8 +512,7 @@ int nsk_reader__new(struct nsk_io *io, const struct nsk_reader_opts *opts,
 	r->io = io;
 	if (opts)
 		r->opts = *opts;
-	r->dctx = ZSTD_createDCtx();
-	if (!io || !r->dctx) {
+	if (!io) {
 		err = -ENOMEM;
 		goto cleanup;
 	}

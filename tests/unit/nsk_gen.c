@@ -6,8 +6,9 @@
  * Contents, for N samples (default 20000): META host/kernel/cmdline, one
  * CLOCK, STRINGs, a PROCESS and two THREADs, a MAPPING, 4 FRAMEs, 3 STACKs,
  * N SAMPLEs 1 ms apart, one LOSS "cpu.ringbuf" of 5 per 1000 samples, one
- * LOSS "cpu.stack" of 2, an ALLOC, a FREE, an OFFCPU, a SYSCALL_STAT, and
- * END (unless --no-end).  Everything is fixed: the same arguments give the
+ * LOSS "cpu.stack" of 2, an ALLOC, a FREE, an OFFCPU, a SYSCALL_STAT, a
+ * SYSCALL_SLOW, a CONN, a RETRANSMIT, an EXIT, and END (unless --no-end):
+ * every record type.  Everything is fixed: the same arguments give the
  * same bytes. */
 #include <errno.h>
 #include <fcntl.h>
@@ -211,6 +212,37 @@ int main(int argc, char **argv)
 		r.syscall_stat.max_ns = 3000;
 		r.syscall_stat.hist = (struct nsk_u64s){ hist, 12 };
 		r.syscall_stat.errnos = (struct nsk_u64s){ errnos, 2 };
+		put(&r);
+	}
+	{
+		static const uint64_t args[] = { 3, 0x7ffc0000, 4096 };
+
+		memset(&r, 0, sizeof(r));
+		r.type = NSK_REC_SYSCALL_SLOW;
+		r.syscall_slow = (struct nsk_rec_syscall_slow){ t, 20000000, 1000, 1000, 0, -11,
+								{ args, 3 }, 3, 1 };
+		put(&r);
+		memset(&r, 0, sizeof(r));
+		r.type = NSK_REC_CONN;
+		r.conn.id = 1;
+		r.conn.family = 2;
+		r.conn.saddr = B("\x7f\x00\x00\x01", 4);
+		r.conn.daddr = B("\x7f\x00\x00\x01", 4);
+		r.conn.sport = 40000;
+		r.conn.dport = 8080;
+		r.conn.pid = 1000;
+		r.conn.tid = 1001;
+		r.conn.time = t;
+		r.conn.state = 1;
+		r.conn.stack_id = 2;
+		put(&r);
+		memset(&r, 0, sizeof(r));
+		r.type = NSK_REC_RETRANSMIT;
+		r.retransmit = (struct nsk_rec_retransmit){ t, 1, 1000, 1001, 1, 1, 200, 204000 };
+		put(&r);
+		memset(&r, 0, sizeof(r));
+		r.type = NSK_REC_EXIT;
+		r.exit = (struct nsk_rec_exit){ t, 1000, 1000, 0 };
 		put(&r);
 	}
 	if (end) {
