@@ -102,6 +102,14 @@ struct nsk_aspace *nsk_proc__reread(struct nsk_session *s, uint32_t pid,
 	old = p->as;
 	if (nsk_aspace__read(pid, old->since, s->syms, &as))
 		return NULL;
+	if (!as->n) {
+		/* The process is gone (its events are drained after its exit
+		 * was seen by the kernel but before we heard of it): the maps
+		 * we have are the best there will be. */
+		old->read_at = now;
+		nsk_aspace__put(as);
+		return NULL;
+	}
 	as->read_at = now;
 	nsk_aspace__inherit_ids(as, old);
 	as->older = nsk_aspace__get(old->older);
