@@ -39,6 +39,7 @@ static void usage(FILE *f)
 "  -u, --until SEC    only events up to SEC seconds after the start\n"
 "  -n, --limit N      at most N rows\n"
 "      --min-pct P    --tree: leave out nodes under P%% (default 0.5)\n"
+"      --per-thread   --by blocking: each thread's wall time split by reason\n"
 "  -w, --width N      text width (default: the terminal's, or 80; 0: any)\n"
 "  -h, --help         this help\n"
 "\n"
@@ -82,7 +83,7 @@ struct args {
 /* 0, or the exit status of a usage error. */
 static int parse(int argc, char **argv, struct args *a)
 {
-	enum { OPT_TID = 256, OPT_MIN_PCT };
+	enum { OPT_TID = 256, OPT_MIN_PCT, OPT_PER_THREAD };
 	static const struct option longopts[] = {
 		{ "by", required_argument, NULL, 'b' },
 		{ "tree", no_argument, NULL, 't' },
@@ -97,6 +98,7 @@ static int parse(int argc, char **argv, struct args *a)
 		{ "until", required_argument, NULL, 'u' },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "min-pct", required_argument, NULL, OPT_MIN_PCT },
+		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "width", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -114,6 +116,7 @@ static int parse(int argc, char **argv, struct args *a)
 		switch (c) {
 		case 'b': a->o.view = optarg; break;
 		case 't': a->o.tree = 1; break;
+		case OPT_PER_THREAD: a->o.per_thread = 1; break;
 		case 'F': a->o.folded = 1; break;
 		case 'q': a->o.sql = optarg; break;
 		case 'd': a->o.db = optarg; break;
@@ -212,6 +215,11 @@ int cmd_report(int argc, char **argv)
 		for (const struct nsk_view *const *v = nsk_views; *v; v++)
 			fprintf(stderr, " %s", (*v)->name);
 		fputc('\n', stderr);
+		return 2;
+	}
+	if (a.o.per_thread && !view->per_thread) {
+		fprintf(stderr, "nusku report: view '%s' has no --per-thread "
+			"form\n", view->name);
 		return 2;
 	}
 	if ((a.o.tree || a.o.folded) && !view->weights) {

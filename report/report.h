@@ -23,6 +23,8 @@ struct nsk_report_opts {
 	double since, until; /* seconds from the start; < 0: not given */
 	long limit;	   /* rows; < 0: all */
 	double min_pct;	   /* --tree: hide nodes below this share */
+	int per_thread;	   /* --per-thread: one row per thread (views with
+			    * .per_thread) */
 };
 
 struct nsk_report {
@@ -44,6 +46,7 @@ struct nsk_view {
 	int (*run)(struct nsk_report *rep, const struct nsk_view *v);
 	const char *weights;
 	const char *unit;
+	int per_thread; /* knows --per-thread */
 };
 
 /* The view table (views.c), ended by a NULL name. */
