@@ -148,5 +148,7 @@ int nsk_load_cpu__sample(struct nsk_load *ld, const struct nsk_record *rec);
 int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec);
 int nsk_load_alloc__free(struct nsk_load *ld, const struct nsk_record *rec);
 void nsk_load_alloc__release(struct nsk_load *ld);
+/* offcpu (load_offcpu.c) */
+int nsk_load_offcpu__interval(struct nsk_load *ld, const struct nsk_record *rec);
 
 #endif

@@ -21,6 +21,7 @@ const nsk_load_fn nsk_load__table[NSK_REC_TYPE_MAX] = {
 	[NSK_REC_ALLOC] = nsk_load_alloc__alloc,
 	[NSK_REC_FREE] = nsk_load_alloc__free,
 	/* offcpu */
+	[NSK_REC_OFFCPU] = nsk_load_offcpu__interval,
 	/* syscall */
 	/* net */
 };

@@ -95,7 +95,23 @@ static const char *const alloc_index[] = {
 	NULL
 };
 
-/* ---- offcpu ---- */
+/* ---- offcpu: intervals off CPU (docs/blocking.md) ---- */
+static const char *const offcpu_create[] = {
+	/* reason: "lock", "disk", ... (record/offcpu_reason.c); detail: the
+	 * kernel function or syscall that decided it; waker_comm "[timer]" or
+	 * "[irq]" with waker_pid 0 when an interrupt woke the thread. */
+	"CREATE TABLE offcpu (time INTEGER, pid INTEGER, tid INTEGER, "
+	"comm_id INTEGER, duration INTEGER, state INTEGER, reason TEXT, "
+	"detail TEXT, syscall INTEGER, wait_addr INTEGER, stack_id INTEGER, "
+	"waker_pid INTEGER, waker_tid INTEGER, waker_comm TEXT, "
+	"waker_stack_id INTEGER)",
+	NULL
+};
+
+static const char *const offcpu_index[] = {
+	NULL
+};
+
 /* ---- syscall ---- */
 /* ---- net ---- */
 
@@ -109,12 +125,14 @@ static const struct block blocks[] = {
 	{ "core", core_create, core_index },
 	{ "cpu", cpu_create, cpu_index },
 	{ "alloc", alloc_create, alloc_index },
+	{ "offcpu", offcpu_create, offcpu_index },
 };
 
 const struct nsk_event_table nsk_schema__events[] = {
 	{ "sample", "CPU samples" },
 	{ "alloc", "allocations" },
 	{ "free", "frees" },
+	{ "offcpu", "off-CPU intervals" },
 };
 const unsigned nsk_schema__nevents =
 	sizeof(nsk_schema__events) / sizeof(nsk_schema__events[0]);

@@ -15,6 +15,7 @@ const struct nsk_view *const nsk_views[] = {
 	&nsk_view_alloc_leaks,
 	&nsk_view_alloc_memory_time,
 	/* offcpu */
+	&nsk_view_blocking,
 	/* syscall */
 	/* net */
 	NULL

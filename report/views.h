@@ -12,7 +12,8 @@ extern const struct nsk_view nsk_view_cpu_thread;
 extern const struct nsk_view nsk_view_alloc_site;
 extern const struct nsk_view nsk_view_alloc_leaks;
 extern const struct nsk_view nsk_view_alloc_memory_time;
-/* offcpu */
+/* offcpu (view_blocking.c) */
+extern const struct nsk_view nsk_view_blocking;
 /* syscall */
 /* net */
 
