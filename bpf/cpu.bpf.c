@@ -13,11 +13,14 @@
 #include <bpf/bpf_tracing.h>
 
 #include "target.bpf.h"
+#include "ustack.bpf.h"
 #include <nusku/events/cpu.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 kernel_stacks = 1;
+/* bytes of user stack to copy for DWARF unwinding; 0: frame pointers only */
+const volatile __u32 ustack_bytes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -91,6 +94,15 @@ int nsk_cpu_sample(struct bpf_perf_event_data *ctx)
 	e->nkernel = nk;
 	e->nuser = nu;
 	size = NSK_EV_CPU_SAMPLE_HDR_SIZE + (nk + nu) * sizeof(__u64);
+	e->ustack.len = 0;
+	if (ustack_bytes) {
+		__u32 used = nk + nu;
+
+		if (used > 2 * NSK_MAX_STACK_DEPTH)
+			used = 2 * NSK_MAX_STACK_DEPTH;
+		size += nsk_copy_ustack(&e->ustack, (__u8 *)&e->ips[used],
+					ustack_bytes);
+	}
 	if (size > sizeof(*e))
 		size = sizeof(*e);
 	e->hdr.size = size;

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "record/record.h"
 #include "record/signals.h"
+#include <nusku/events/ustack.h>
 
 enum {
 	OPT_NO_INHERIT = 256,
@@ -19,6 +20,8 @@ enum {
 	OPT_SLOW_SYSCALL,
 	OPT_ALLOC_SAMPLE,
 	OPT_NO_KSTACKS,
+	OPT_CALL_GRAPH,
+	OPT_STACK_SIZE,
 };
 
 static void usage(FILE *f)
@@ -41,6 +44,11 @@ static void usage(FILE *f)
 		"  -d, --duration TIME      stop after TIME (seconds, or 500ms, 2m, ...)\n"
 		"      --no-inherit         do not follow children (fork, clone, exec)\n"
 		"      --no-kernel-stacks   take user stacks only\n"
+		"      --call-graph MODE    user stacks by fp (frame pointers), dwarf (CFI\n"
+		"                           unwinding of a stack copy) or auto (default:\n"
+		"                           frame pointers where the code keeps them)\n"
+		"      --stack-size SIZE    user stack copied for dwarf/auto (default 8k,\n"
+		"                           at most 16k)\n"
 		"      --min-block TIME     offcpu: shortest blocking recorded (default 10us)\n"
 		"      --slow-syscall TIME  syscall: slower calls recorded one by one (default 1ms)\n"
 		"      --alloc-sample SIZE  alloc: sample one allocation per SIZE bytes\n"
@@ -94,6 +102,8 @@ int cmd_record(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 		{ "no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACKS },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 		{ "slow-syscall", required_argument, NULL, OPT_SLOW_SYSCALL },
 		{ "alloc-sample", required_argument, NULL, OPT_ALLOC_SAMPLE },
@@ -110,7 +120,7 @@ int cmd_record(int argc, char **argv)
 		.kernel_stacks = 1,
 	};
 	char errbuf[600];
-	uint64_t ns;
+	uint64_t ns, sz;
 	int c, status = 0, err;
 	char *end;
 	long v;
@@ -162,6 +172,22 @@ int cmd_record(int argc, char **argv)
 		case OPT_ALLOC_SAMPLE:
 			if (nsk_parse_size(optarg, &o.alloc_sample_bytes))
 				return bad("--alloc-sample (e.g. 512k)", optarg);
+			break;
+		case OPT_CALL_GRAPH:
+			if (!strcmp(optarg, "auto"))
+				o.call_graph = NSK_CALL_GRAPH_AUTO;
+			else if (!strcmp(optarg, "fp"))
+				o.call_graph = NSK_CALL_GRAPH_FP;
+			else if (!strcmp(optarg, "dwarf"))
+				o.call_graph = NSK_CALL_GRAPH_DWARF;
+			else
+				return bad("--call-graph (fp, dwarf or auto)", optarg);
+			break;
+		case OPT_STACK_SIZE:
+			if (nsk_parse_size(optarg, &sz) || sz < 64 ||
+			    sz > NSK_USTACK_MAX)
+				return bad("--stack-size (64 to 16k)", optarg);
+			o.stack_bytes = (uint32_t)sz;
 			break;
 		case 'q':
 			o.quiet = 1;

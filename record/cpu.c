@@ -41,7 +41,8 @@ static int on_sample(void *ctx, void *data, size_t size)
 
 	if (size < NSK_EV_CPU_SAMPLE_HDR_SIZE || e->hdr.type != NSK_EV_CPU_SAMPLE ||
 	    e->nkernel > NSK_MAX_STACK_DEPTH || e->nuser > NSK_MAX_STACK_DEPTH ||
-	    NSK_EV_CPU_SAMPLE_HDR_SIZE + (e->nkernel + e->nuser) * 8ull > size)
+	    NSK_EV_CPU_SAMPLE_HDR_SIZE + (e->nkernel + e->nuser) * 8ull +
+			    e->ustack.len > size)
 		return 0;
 	if (e->flags & NSK_EV_CPU_USTACK_ERR)
 		flags |= NSK_STACK_USER_ERROR;
@@ -53,9 +54,11 @@ static int on_sample(void *ctx, void *data, size_t size)
 	rec.sample.cpu = e->cpu;
 	rec.sample.weight = e->period;
 	/* __u64 is unsigned long long, uint64_t unsigned long: same bits */
-	rec.sample.stack_id = nsk_session__stack_at(
+	/* the stack copy, when taken, follows the ips in use */
+	rec.sample.stack_id = nsk_session__stack_copied(
 		st->s, e->pid, e->time, (const uint64_t *)e->ips, e->nkernel,
-		(const uint64_t *)e->ips + e->nkernel, e->nuser, flags);
+		(const uint64_t *)e->ips + e->nkernel, e->nuser, &e->ustack,
+		&e->ips[e->nkernel + e->nuser], flags);
 	if (!rec.sample.stack_id) {
 		nsk_session__lost(st->s, "cpu.stack", 1);
 		return 0;
@@ -152,6 +155,11 @@ static int cpu_start(struct nsk_session *s, void **state)
 		goto cleanup;
 	}
 	st->skel->rodata->kernel_stacks = o->kernel_stacks ? 1 : 0;
+	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
+	/* room for ~0.5 s of samples with their stack copies on every CPU */
+	if (st->skel->rodata->ustack_bytes)
+		bpf_map__set_max_entries(st->skel->maps.cpu_events,
+					 32 * 1024 * 1024);
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
 				nsk_session__targets_fd(s));
 	if (!err)

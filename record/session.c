@@ -35,6 +35,7 @@
 #include "record/session_int.h"
 #include "record/signals.h"
 #include "record/symbols.h"
+#include "record/unwind.h"
 
 #define TICK_NS 100000000ull
 
@@ -331,6 +332,7 @@ static void session_free(struct nsk_session *s)
 	nsk_intern__free(s->strings);
 	nsk_intern__free(s->frames);
 	nsk_intern__free(s->stacks);
+	nsk_unwinder__free(s->unwinder);
 	nsk_symbols__free(s->syms);
 	nsk_kallsyms__free(s->ksyms);
 	for (int i = 0; i < s->nlosses; i++)

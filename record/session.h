@@ -17,6 +17,13 @@
 struct nsk_session;
 
 /* Options every signal may read.  Filled by the record command line. */
+/* How user stacks are walked (--call-graph). */
+enum nsk_call_graph {
+	NSK_CALL_GRAPH_AUTO = 0, /* frame pointers where they hold, else DWARF */
+	NSK_CALL_GRAPH_FP,	 /* frame pointers only: no stack copy */
+	NSK_CALL_GRAPH_DWARF,	 /* DWARF CFI for every stack with a copy */
+};
+
 struct nsk_record_opts {
 	const char *output;	    /* path, or "-" for stdout */
 	int pid;		    /* attach to this process, 0: launch argv */
@@ -29,6 +36,8 @@ struct nsk_record_opts {
 	uint64_t slow_syscall_ns;   /* syscall: slower calls recorded one by one */
 	uint64_t alloc_sample_bytes; /* alloc: 0 = every allocation */
 	int kernel_stacks;	    /* take kernel stacks (default 1) */
+	int call_graph;		    /* enum nsk_call_graph */
+	uint32_t stack_bytes;	    /* user stack copied for DWARF (0: default) */
 	int quiet;
 };
 
@@ -73,6 +82,25 @@ uint64_t nsk_session__stack_at(struct nsk_session *s, uint32_t pid,
 			       uint64_t time, const uint64_t *kernel_ips,
 			       uint32_t nkernel, const uint64_t *user_ips,
 			       uint32_t nuser, uint32_t flags);
+
+struct nsk_ev_ustack;
+
+/* Like nsk_session__stack_at, with the copy of the user stack a signal
+ * took: its registers and length (include/nusku/events/ustack.h; NULL or
+ * len 0 when it took none) and the copied bytes.
+ * By --call-graph, the user part is the frame-pointer walk user_ips or the
+ * DWARF unwind of the copy; the stack's flags say which, and mark a walk
+ * that stopped early as truncated. */
+uint64_t nsk_session__stack_copied(struct nsk_session *s, uint32_t pid,
+				   uint64_t time, const uint64_t *kernel_ips,
+				   uint32_t nkernel, const uint64_t *user_ips,
+				   uint32_t nuser,
+				   const struct nsk_ev_ustack *copy,
+				   const void *copy_bytes, uint32_t flags);
+
+/* Bytes of user stack a signal should copy for this recording: 0 under
+ * --call-graph fp. */
+uint32_t nsk_session__ustack_bytes(const struct nsk_session *s);
 
 /* Intern a string; writes its STRING record the first time.  0 on error. */
 uint64_t nsk_session__string(struct nsk_session *s, const char *str);

@@ -44,6 +44,7 @@ struct nsk_session {
 	uint64_t next_string, next_frame, next_stack, next_mapping;
 	struct nsk_symbols *syms;
 	struct nsk_kallsyms *ksyms;
+	struct nsk_unwinder *unwinder; /* DWARF, made on first use (ustack.c) */
 	uint64_t kernel_module_id; /* string id of "[kernel]" */
 
 	/* processes: pid -> index + 1 into procs */

@@ -184,7 +184,7 @@ uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
 		if (!key)
 			return 0;
 	}
-	if (nu)
+	if (nu && !(flags & NSK_STACK_UNWIND_DWARF))
 		flags |= NSK_STACK_UNWIND_FP;
 	key[n++] = flags;
 	/* Return addresses point after the call: look up addr - 1 so the

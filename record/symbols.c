@@ -8,8 +8,10 @@
  * the caller (record/stacks.c) caches the frames it made of the result.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -36,6 +38,8 @@ struct nsk_module {
 	GElf_Addr bias;
 	struct load *loads;
 	size_t nloads;
+	int fd; /* the file, kept open for the DWARF unwinder; -1 if none */
+	int has_fp; /* built with frame pointers: 1 yes, 0 no, -1 not known yet */
 	uint8_t build_id[64];
 	size_t build_id_len;
 	char *scratch[NSK_SYMLOC_MAX]; /* demangled names of the last call */
@@ -93,6 +97,8 @@ static void module_free(struct nsk_module *m)
 	if (!m)
 		return;
 	scratch_clear(m);
+	if (m->fd >= 0)
+		close(m->fd);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	free(m->loads);
@@ -121,6 +127,8 @@ static void module_open(struct nsk_module *m, const char *open_path)
 	Elf *elf;
 	int len;
 
+	/* /proc/PID/map_files paths vanish with the process: keep the file */
+	m->fd = open(open_path, O_RDONLY | O_CLOEXEC);
 	m->dwfl = dwfl_begin(&callbacks);
 	if (!m->dwfl)
 		return;
@@ -176,6 +184,8 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 	slash = strrchr(m->path, '/');
 	m->name = slash ? slash + 1 : m->path;
 	m->serial = s->n + 1;
+	m->fd = -1;
+	m->has_fp = -1;
 	if (open_path)
 		module_open(m, open_path);
 	if (nsk_intern__add(s->index, key, plen + 8, s->n + 1)) {
@@ -184,6 +194,11 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 	}
 	s->mods[s->n++] = m;
 	return m;
+}
+
+int nsk_module__fd(const struct nsk_module *m)
+{
+	return m->fd;
 }
 
 const char *nsk_module__path(const struct nsk_module *m)
@@ -216,6 +231,47 @@ uint64_t nsk_module__vaddr(const struct nsk_module *m, uint64_t file_off)
 			return file_off - l->offset + l->vaddr;
 	}
 	return file_off;
+}
+
+/* Whether a compile unit kept frame pointers, from the flags gcc and clang
+ * record in DW_AT_producer: x86-64 at -O1 and above omits them unless told
+ * not to. */
+static int cu_keeps_fp(Dwarf_Die *cu)
+{
+	Dwarf_Attribute a;
+	const char *p = dwarf_formstring(dwarf_attr(cu, DW_AT_producer, &a));
+
+	if (!p)
+		return 0;
+	if (strstr(p, "-fno-omit-frame-pointer"))
+		return 1;
+	if (strstr(p, "-fomit-frame-pointer"))
+		return 0;
+	return !strstr(p, " -O") || strstr(p, " -O0");
+}
+
+int nsk_module__has_frame_pointers(struct nsk_module *m)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = NULL;
+	Dwarf *dw;
+	int checked = 0;
+
+	if (m->has_fp >= 0)
+		return m->has_fp;
+	/* No debug info (Debian's libraries): assume the -O2 default. */
+	m->has_fp = 0;
+	dw = m->dwmod ? dwfl_module_getdwarf(m->dwmod, &bias) : NULL;
+	if (!dw)
+		return 0;
+	/* The first units speak for the module; every one must agree. */
+	while (checked < 8 && (cu = dwfl_module_nextcu(m->dwmod, cu, &bias))) {
+		if (!cu_keeps_fp(cu))
+			return 0;
+		checked++;
+	}
+	m->has_fp = checked > 0;
+	return m->has_fp;
 }
 
 /* The name of a subprogram or inlined call: the linkage name demangled when

@@ -37,6 +37,8 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 				       const char *open_path, uint64_t ino);
 
 const char *nsk_module__path(const struct nsk_module *m);
+/* The open file (the module keeps it), -1 when it could not be opened. */
+int nsk_module__fd(const struct nsk_module *m);
 const char *nsk_module__name(const struct nsk_module *m); /* basename */
 uint64_t nsk_module__serial(const struct nsk_module *m);   /* unique, != 0 */
 const uint8_t *nsk_module__build_id(const struct nsk_module *m, size_t *len);
@@ -51,6 +53,9 @@ uint64_t nsk_module__vaddr(const struct nsk_module *m, uint64_t file_off);
 int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 			  struct nsk_symloc *out, int max);
 
+/* 1 when the module was built with frame pointers (from its DWARF
+ * producer strings), 0 when not or not known (no debug info).  Cached. */
+int nsk_module__has_frame_pointers(struct nsk_module *m);
 /* A demangled copy of a C++ name (malloc), or NULL if it is not one. */
 char *nsk_demangle(const char *name);
 

@@ -7,9 +7,10 @@
  * as perf does for --call-graph dwarf, but at record time so the file keeps
  * only the resulting addresses.
  *
- * One Dwfl per process, built from /proc/PID/maps on first use and dropped
- * with nsk_unwinder__forget() when the process execs or exits (or a frame
- * falls outside every known module, which re-reads the maps once).
+ * One Dwfl per address space (record/maps.h), built from the modules the
+ * recorder already opened (so a stack drained after its process exited or
+ * exec'd still unwinds against the program that ran), kept for the most
+ * recently used address spaces.
  */
 #ifndef NUSKU_RECORD_UNWIND_H
 #define NUSKU_RECORD_UNWIND_H
@@ -18,6 +19,7 @@
 #include <stddef.h>
 
 struct nsk_unwinder;
+struct nsk_aspace;
 
 /* The registers the unwinder starts from (x86-64). */
 struct nsk_user_regs {
@@ -28,19 +30,16 @@ struct nsk_user_regs {
 
 int nsk_unwinder__new(struct nsk_unwinder **out);
 
-/* Unwinds one stack of process pid.  stack holds stack_len bytes copied
+/* Unwinds one stack taken in address space as.  stack holds stack_len bytes copied
  * from regs->sp upwards.  Writes up to max return addresses, leaf first
  * (ips[0] = regs->ip), into ips and their number into *n.  Returns 0 when
  * the walk reached the outermost frame, 1 when it stopped early (the copy
  * ended, or no CFI for a frame: the stack is truncated, not invented), or a
  * negative errno when nothing could be unwound (*n is then 0). */
-int nsk_unwinder__unwind(struct nsk_unwinder *u, uint32_t pid,
+int nsk_unwinder__unwind(struct nsk_unwinder *u, struct nsk_aspace *as,
 			 const struct nsk_user_regs *regs, const void *stack,
 			 size_t stack_len, uint64_t *ips, uint32_t max,
 			 uint32_t *n);
-
-/* Drop what is cached for pid: it execed, exited or mapped new code. */
-void nsk_unwinder__forget(struct nsk_unwinder *u, uint32_t pid);
 
 /* Stacks unwound, frames produced, and walks that stopped early. */
 struct nsk_unwind_stats {

@@ -3,37 +3,42 @@
  * libdwfl unwinds a "thread" through callbacks: we hand it the copied
  * registers as the initial state and serve its memory reads from the copied
  * stack bytes.  A read outside the copy ends the walk; that is the only way
- * a walk is cut short by us, and it is reported as truncation. */
+ * a walk is cut short by us, and it is reported as truncation.
+ *
+ * The modules come from the address space the recorder keeps (record/maps.h)
+ * rather than /proc/PID/maps, which is gone once the process exits and wrong
+ * once it execs; each module's file is the one the symbolizer holds open. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <elfutils/libdwfl.h>
 
+#include "record/maps.h"
+#include "record/symbols.h"
 #include "record/unwind.h"
 
 /* x86-64 DWARF register numbers (System V psABI, figure 3.36). */
-enum { DW_X86_64_RBP = 6, DW_X86_64_RSP = 7 };
+enum { DW_X86_64_RBP = 6 };
 
-/* The sample being unwound: what the callbacks read. */
-struct sample {
+/* Address spaces whose Dwfl is kept; more are rebuilt on demand. */
+#define NSK_UNWIND_CACHE 32
+
+struct cached {
+	struct nsk_aspace *as; /* a reference: the pointer stays unique */
+	Dwfl *dwfl;
+	uint64_t used;
+	/* The sample being unwound: what the callbacks read. */
 	const struct nsk_user_regs *regs;
 	const uint8_t *stack;
 	size_t len;
-	int out_of_copy; /* a read fell outside the copied bytes */
+	int out_of_copy;
 };
-
-struct proc_unwind {
-	uint32_t pid;
-	Dwfl *dwfl;
-	struct sample cur;
-	struct proc_unwind *next;
-};
-
-#define NBUCKETS 256
 
 struct nsk_unwinder {
-	struct proc_unwind *buckets[NBUCKETS];
+	struct cached cache[NSK_UNWIND_CACHE];
+	uint64_t clock;
 	struct nsk_unwind_stats stats;
 };
 
@@ -54,26 +59,26 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
 			void *arg)
 {
-	struct proc_unwind *p = arg;
-	const struct sample *s = &p->cur;
-	uint64_t sp = s->regs->sp;
+	struct cached *c = arg;
+	uint64_t sp = c->regs->sp;
 
-	if (addr < sp || addr - sp > s->len || s->len - (addr - sp) < 8) {
-		p->cur.out_of_copy = 1;
+	if (addr < sp || addr - sp > c->len || c->len - (addr - sp) < 8) {
+		c->out_of_copy = 1;
 		return false;
 	}
-	memcpy(result, s->stack + (addr - sp), sizeof(*result));
+	memcpy(result, c->stack + (addr - sp), sizeof(*result));
 	return true;
 }
 
 static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
-	struct proc_unwind *p = arg;
-	Dwarf_Word bp_sp[2] = { p->cur.regs->bp, p->cur.regs->sp };
+	struct cached *c = arg;
+	/* rbp and rsp are DWARF registers 6 and 7: one block */
+	Dwarf_Word bp_sp[2] = { c->regs->bp, c->regs->sp };
 
 	if (!dwfl_thread_state_registers(thread, DW_X86_64_RBP, 2, bp_sp))
 		return false;
-	dwfl_thread_state_register_pc(thread, p->cur.regs->ip);
+	dwfl_thread_state_register_pc(thread, c->regs->ip);
 	return true;
 }
 
@@ -84,62 +89,84 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
-static const Dwfl_Callbacks proc_callbacks = {
+static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
-static struct proc_unwind **slot_of(struct nsk_unwinder *u, uint32_t pid)
+static void cached_clear(struct cached *c)
 {
-	struct proc_unwind **pp = &u->buckets[pid % NBUCKETS];
-
-	while (*pp && (*pp)->pid != pid)
-		pp = &(*pp)->next;
-	return pp;
+	if (c->dwfl)
+		dwfl_end(c->dwfl);
+	if (c->as)
+		nsk_aspace__put(c->as);
+	memset(c, 0, sizeof(*c));
 }
 
-static void proc_free(struct proc_unwind *p)
+/* Reports each file-backed module of as where it is mapped: the base is
+ * where file offset 0 would be, as perf does for its libdw unwinder. */
+static int build(struct cached *c, struct nsk_aspace *as)
 {
-	if (!p)
-		return;
-	if (p->dwfl)
-		dwfl_end(p->dwfl);
-	free(p);
-}
+	int reported = 0;
 
-/* Builds the Dwfl of pid from /proc/PID/maps and attaches our callbacks. */
-static int proc_new(uint32_t pid, struct proc_unwind **out)
-{
-	struct proc_unwind *p;
-	int err;
-
-	p = calloc(1, sizeof(*p));
-	if (!p)
+	c->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!c->dwfl)
 		return -ENOMEM;
-	p->pid = pid;
-	p->dwfl = dwfl_begin(&proc_callbacks);
-	if (!p->dwfl) {
-		err = -ENOMEM;
-		goto cleanup;
+	dwfl_report_begin(c->dwfl);
+	for (size_t i = 0; i < as->n; i++) {
+		const struct nsk_map *m = &as->maps[i];
+		int fd = m->file ? nsk_module__fd(m->mod) : -1;
+
+		if (fd < 0)
+			continue;
+		/* one module may have several executable mappings */
+		if (dwfl_addrmodule(c->dwfl, m->start))
+			continue;
+		fd = dup(fd);
+		if (fd < 0)
+			continue;
+		/* libdwfl consumes fd on success only */
+		if (!dwfl_report_elf(c->dwfl, nsk_module__name(m->mod),
+				     nsk_module__path(m->mod), fd,
+				     m->start - m->pgoff, false))
+			close(fd);
+		else
+			reported++;
 	}
-	dwfl_report_begin(p->dwfl);
-	err = dwfl_linux_proc_report(p->dwfl, (pid_t)pid);
-	if (dwfl_report_end(p->dwfl, NULL, NULL) != 0 && !err)
-		err = EIO;
-	if (err) {
-		/* A positive errno from reading /proc; -1 from libdwfl. */
-		err = err > 0 ? -err : -ESRCH;
-		goto cleanup;
-	}
-	if (!dwfl_attach_state(p->dwfl, NULL, (pid_t)pid, &thread_callbacks, p)) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	*out = p;
+	dwfl_report_end(c->dwfl, NULL, NULL);
+	if (!reported)
+		return -ENOENT;
+	if (!dwfl_attach_state(c->dwfl, NULL, (pid_t)as->pid,
+			       &thread_callbacks, c))
+		return -ENOEXEC;
+	c->as = nsk_aspace__get(as);
 	return 0;
-cleanup:
-	proc_free(p);
-	return err;
+}
+
+/* The cached Dwfl of as, built (evicting the least recently used) if
+ * needed; NULL with *err set when it cannot be built. */
+static struct cached *lookup(struct nsk_unwinder *u, struct nsk_aspace *as,
+			     int *err)
+{
+	struct cached *c = &u->cache[0];
+
+	for (int i = 0; i < NSK_UNWIND_CACHE; i++) {
+		if (u->cache[i].as == as) {
+			c = &u->cache[i];
+			goto found;
+		}
+		if (u->cache[i].used < c->used)
+			c = &u->cache[i];
+	}
+	cached_clear(c);
+	*err = build(c, as);
+	if (*err) {
+		cached_clear(c);
+		return NULL;
+	}
+found:
+	c->used = ++u->clock;
+	return c;
 }
 
 struct collect {
@@ -165,58 +192,44 @@ int nsk_unwinder__new(struct nsk_unwinder **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-int nsk_unwinder__unwind(struct nsk_unwinder *u, uint32_t pid,
+int nsk_unwinder__unwind(struct nsk_unwinder *u, struct nsk_aspace *as,
 			 const struct nsk_user_regs *regs, const void *stack,
 			 size_t stack_len, uint64_t *ips, uint32_t max,
 			 uint32_t *n)
 {
-	struct proc_unwind **slot = slot_of(u, pid);
-	struct collect c = { .ips = ips, .max = max };
-	int err, rc;
+	struct collect col = { .ips = ips, .max = max };
+	struct cached *c;
+	int err = 0, rc;
 
 	*n = 0;
-	if (max == 0)
+	if (max == 0 || !as)
 		return -EINVAL;
-	/* Code mapped since the maps were read: read them again, once. */
-	if (*slot && !dwfl_addrmodule((*slot)->dwfl, regs->ip)) {
-		nsk_unwinder__forget(u, pid);
-		slot = slot_of(u, pid);
+	c = lookup(u, as, &err);
+	if (!c) {
+		u->stats.failed++;
+		return err;
 	}
-	if (!*slot) {
-		err = proc_new(pid, slot);
-		if (err) {
-			u->stats.failed++;
-			return err;
-		}
-	}
-	(*slot)->cur = (struct sample){ regs, stack, stack_len, 0 };
-	rc = dwfl_getthread_frames((*slot)->dwfl, (pid_t)pid, collect_frame, &c);
-	(*slot)->cur.regs = NULL;
-	*n = c.n;
-	if (c.n == 0) {
+	c->regs = regs;
+	c->stack = stack;
+	c->len = stack_len;
+	c->out_of_copy = 0;
+	rc = dwfl_getthread_frames(c->dwfl, (pid_t)as->pid, collect_frame, &col);
+	c->regs = NULL;
+	c->stack = NULL;
+	*n = col.n;
+	if (col.n == 0) {
 		u->stats.failed++;
 		return -ENOENT;
 	}
 	u->stats.stacks++;
-	u->stats.frames += c.n;
+	u->stats.frames += col.n;
 	/* libdwfl ends an outermost frame with 0 or an error; only a read past
 	 * our copy, or the caller's limit, means frames are missing. */
-	if ((*slot)->cur.out_of_copy || (rc == DWARF_CB_ABORT && c.n == max)) {
+	if (c->out_of_copy || (rc == DWARF_CB_ABORT && col.n == max)) {
 		u->stats.truncated++;
 		return 1;
 	}
 	return 0;
-}
-
-void nsk_unwinder__forget(struct nsk_unwinder *u, uint32_t pid)
-{
-	struct proc_unwind **slot = slot_of(u, pid);
-	struct proc_unwind *p = *slot;
-
-	if (!p)
-		return;
-	*slot = p->next;
-	proc_free(p);
 }
 
 const struct nsk_unwind_stats *nsk_unwinder__stats(const struct nsk_unwinder *u)
@@ -228,13 +241,7 @@ void nsk_unwinder__free(struct nsk_unwinder *u)
 {
 	if (!u)
 		return;
-	for (int i = 0; i < NBUCKETS; i++) {
-		while (u->buckets[i]) {
-			struct proc_unwind *p = u->buckets[i];
-
-			u->buckets[i] = p->next;
-			proc_free(p);
-		}
-	}
+	for (int i = 0; i < NSK_UNWIND_CACHE; i++)
+		cached_clear(&u->cache[i]);
 	free(u);
 }

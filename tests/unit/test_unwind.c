@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record/maps.h"
+#include "record/symbols.h"
 #include "record/unwind.h"
 
 #define COPY 8192
@@ -79,6 +81,22 @@ static const char *name_of(Dwfl *dwfl, uint64_t pc)
 	return s ? s : "?";
 }
 
+static struct nsk_symbols *syms;
+static struct nsk_aspace *self_as;
+
+/* This process's address space, read the way the recorder reads it. */
+static void setup(void)
+{
+	ck_assert_int_eq(nsk_symbols__new(&syms), 0);
+	ck_assert_int_eq(nsk_aspace__read(getpid(), 0, syms, &self_as), 0);
+}
+
+static void teardown(void)
+{
+	nsk_aspace__put(self_as);
+	nsk_symbols__free(syms);
+}
+
 START_TEST(unwinds_without_frame_pointers)
 {
 	static const Dwfl_Callbacks cb = {
@@ -95,7 +113,7 @@ START_TEST(unwinds_without_frame_pointers)
 
 	outer(1);
 	ck_assert_int_eq(nsk_unwinder__new(&u), 0);
-	rc = nsk_unwinder__unwind(u, getpid(), &regs, stack_copy, copied, ips,
+	rc = nsk_unwinder__unwind(u, self_as, &regs, stack_copy, copied, ips,
 				  64, &n);
 	ck_assert_int_ge(rc, 0);
 	ck_assert_uint_ge(n, 5);
@@ -128,7 +146,7 @@ START_TEST(short_copy_is_truncated_not_invented)
 	ck_assert_int_eq(nsk_unwinder__new(&u), 0);
 	/* Only the first bytes of capture's own frame: the walk must stop
 	 * early and say so. */
-	rc = nsk_unwinder__unwind(u, getpid(), &regs, stack_copy, 16, ips, 64, &n);
+	rc = nsk_unwinder__unwind(u, self_as, &regs, stack_copy, 16, ips, 64, &n);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_uint_ge(n, 1);
 	ck_assert_uint_lt(n, 4);
@@ -137,18 +155,22 @@ START_TEST(short_copy_is_truncated_not_invented)
 }
 END_TEST
 
-START_TEST(unknown_process_fails_cleanly)
+START_TEST(empty_address_space_fails_cleanly)
 {
+	struct nsk_aspace *gone;
 	struct nsk_unwinder *u;
 	uint64_t ips[8];
 	uint32_t n = 99;
 
 	outer(1);
 	ck_assert_int_eq(nsk_unwinder__new(&u), 0);
-	/* pid_max is at most 2^22: this pid cannot exist. */
-	ck_assert_int_lt(nsk_unwinder__unwind(u, 1u << 23, &regs, stack_copy,
+	/* pid_max is at most 2^22: this pid cannot exist, its maps are
+	 * empty, as for a process that exited before it was read. */
+	ck_assert_int_eq(nsk_aspace__read(1u << 23, 0, syms, &gone), 0);
+	ck_assert_int_lt(nsk_unwinder__unwind(u, gone, &regs, stack_copy,
 					      copied, ips, 8, &n), 0);
 	ck_assert_uint_eq(n, 0);
+	nsk_aspace__put(gone);
 	nsk_unwinder__free(u);
 }
 END_TEST
@@ -160,9 +182,10 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
+	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, unwinds_without_frame_pointers);
 	tcase_add_test(tc, short_copy_is_truncated_not_invented);
-	tcase_add_test(tc, unknown_process_fails_cleanly);
+	tcase_add_test(tc, empty_address_space_fails_cleanly);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

@@ -8,6 +8,7 @@
 #define NUSKU_EVENTS_CPU_H
 
 #include <nusku/events/common.h>
+#include <nusku/events/ustack.h>
 
 /* Indexes of the per-CPU loss counters (map cpu_lost). */
 #define NSK_CPU_LOST_RINGBUF 0 /* ring buffer full: sample dropped */
@@ -29,12 +30,17 @@ struct nsk_ev_cpu_sample {
 	__u32 flags;
 	__u32 nkernel;
 	__u32 nuser;
+	/* --call-graph dwarf/auto: registers and ustack.len bytes of user
+	 * stack, sent right after the nkernel + nuser ips in use */
+	struct nsk_ev_ustack ustack;
 	__u64 ips[2 * NSK_MAX_STACK_DEPTH];
+	__u8 stack_room[NSK_USTACK_ROOM];
 };
 
-#define NSK_EV_CPU_SAMPLE_HDR_SIZE 48
+#define NSK_EV_CPU_SAMPLE_HDR_SIZE 80
 _Static_assert(sizeof(struct nsk_ev_cpu_sample) ==
-		       NSK_EV_CPU_SAMPLE_HDR_SIZE + 8 * 2 * NSK_MAX_STACK_DEPTH,
+		       NSK_EV_CPU_SAMPLE_HDR_SIZE + 8 * 2 * NSK_MAX_STACK_DEPTH +
+			       NSK_USTACK_ROOM,
 	       "nsk_ev_cpu_sample size");
 
 #endif

@@ -1,0 +1,55 @@
+/* Copies the user registers and the top of the user stack into an event,
+ * for DWARF unwinding in user space (include/nusku/events/ustack.h).
+ *
+ * The registers are the task's saved user registers (bpf_task_pt_regs), so
+ * the copy is right whether the program fired in user mode or in the
+ * kernel (a syscall, a page fault).  bpf_probe_read_user fails as a whole
+ * when any byte is unmapped, and the top of a stack is rarely a whole copy
+ * away from sp, so the copy goes page by page and keeps what it got.
+ */
+#ifndef NUSKU_USTACK_BPF_H
+#define NUSKU_USTACK_BPF_H
+
+#include <nusku/events/ustack.h>
+
+#define NSK_PAGE 4096
+
+/* dst must have NSK_USTACK_ROOM bytes of room. Returns bytes copied. */
+static __always_inline __u32 nsk_copy_ustack(struct nsk_ev_ustack *u,
+					     __u8 *dst, __u32 want)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 off = 0, chunk;
+
+	u->ip = regs->ip;
+	u->sp = regs->sp;
+	u->bp = regs->bp;
+	u->len = 0;
+	u->pad = 0;
+	if (!u->sp || want > NSK_USTACK_MAX)
+		return 0;
+	/* the rest of sp's page first, then whole pages */
+	chunk = NSK_PAGE - (u->sp & (NSK_PAGE - 1));
+	for (int i = 0; i < NSK_USTACK_MAX / NSK_PAGE + 1; i++) {
+		if (off >= want)
+			break;
+		if (chunk > want - off)
+			chunk = want - off;
+		/* bounds the verifier can follow: off < MAX, chunk <= PAGE;
+		 * the barriers keep clang from merging them away */
+		off &= NSK_USTACK_MAX - 1;
+		chunk &= 2 * NSK_PAGE - 1;
+		__asm__ volatile("" : "+r"(off), "+r"(chunk));
+		if (chunk > NSK_PAGE || chunk == 0)
+			break;
+		if (bpf_probe_read_user(dst + off, chunk, (void *)(u->sp + off)))
+			break;
+		off += chunk;
+		chunk = NSK_PAGE;
+	}
+	u->len = off;
+	return off;
+}
+
+#endif

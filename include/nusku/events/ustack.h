@@ -1,0 +1,29 @@
+/* A copy of the top of a user stack, for DWARF unwinding in user space
+ * (record/unwind.h).  A signal that records user stacks appends one to its
+ * event when --call-graph asks for it: this header, then len bytes copied
+ * from sp upwards.  Shared by bpf/ustack.bpf.h and record/ustack.c.
+ */
+#ifndef NUSKU_EVENTS_USTACK_H
+#define NUSKU_EVENTS_USTACK_H
+
+#include <nusku/events/common.h>
+
+/* Largest copy a BPF program takes; --stack-size is clamped to it.  A
+ * power of two, so the copy length can be masked for the verifier. */
+#define NSK_USTACK_MAX 16384
+#define NSK_USTACK_DEFAULT 8192
+/* Room an event leaves after the copy's start: a page more than the copy,
+ * which the BPF verifier needs to see every page-sized read fit. */
+#define NSK_USTACK_ROOM (NSK_USTACK_MAX + 4096)
+
+struct nsk_ev_ustack {
+	__u64 ip; /* user registers where the stack was taken */
+	__u64 sp;
+	__u64 bp;
+	__u32 len; /* bytes that follow; 0: no copy could be taken */
+	__u32 pad;
+};
+
+_Static_assert(sizeof(struct nsk_ev_ustack) == 32, "nsk_ev_ustack size");
+
+#endif

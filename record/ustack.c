@@ -1,0 +1,107 @@
+/* Choosing how a user stack is walked: frame pointers or DWARF.
+ *
+ * Signals hand the session both the kernel's frame-pointer walk and, unless
+ * --call-graph fp, a copy of the top of the user stack.  Under auto the
+ * frame-pointer walk is kept when every step of it is trustworthy: it went
+ * past the leaf, and each frame it walked through (all but the outermost)
+ * lies in a module built with frame pointers.  Otherwise, and always under dwarf, the copy is
+ * unwound with DWARF CFI (record/unwind.h); when that fails the
+ * frame-pointer walk is kept and the failure counted.
+ */
+#include <errno.h>
+
+#include "record/maps.h"
+#include "record/session_int.h"
+#include "record/symbols.h"
+#include "record/unwind.h"
+#include <nusku/events/ustack.h>
+
+uint32_t nsk_session__ustack_bytes(const struct nsk_session *s)
+{
+	uint32_t n = s->opts.stack_bytes ? s->opts.stack_bytes : NSK_USTACK_DEFAULT;
+
+	if (s->opts.call_graph == NSK_CALL_GRAPH_FP)
+		return 0;
+	return n > NSK_USTACK_MAX ? NSK_USTACK_MAX : n;
+}
+
+static int fp_walk_holds(struct nsk_aspace *as, const uint64_t *ips,
+			 uint32_t n)
+{
+	/* One frame: the walk stopped at once, as it does when the leaf keeps
+	 * no frame pointer and rbp holds anything. */
+	if (n < 2 || n >= NSK_MAX_STACK_DEPTH)
+		return 0;
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		struct nsk_map *m = nsk_aspace__find(as, ips[i] - (i > 0));
+
+		if (!m || !m->file || nsk_module__has_frame_pointers(m->mod) != 1)
+			return 0;
+	}
+	return 1;
+}
+
+/* DWARF frames (leaf first) continued by the frame-pointer walk: after the
+ * last DWARF address the frame-pointer walk also has, take the walk's
+ * frames above it.  Without a common address the DWARF frames stand alone
+ * (and stay marked truncated). */
+static uint32_t splice(uint64_t *dw, uint32_t ndw, uint32_t max,
+		       const uint64_t *fp, uint32_t nfp, int *joined)
+{
+	for (uint32_t i = ndw; i-- > 0;)
+		for (uint32_t j = 0; j < nfp; j++)
+			if (dw[i] == fp[j]) {
+				uint32_t n = i + 1;
+
+				for (j++; j < nfp && n < max; j++)
+					dw[n++] = fp[j];
+				*joined = 1;
+				return n;
+			}
+	return ndw;
+}
+
+uint64_t nsk_session__stack_copied(struct nsk_session *s, uint32_t pid,
+				   uint64_t time, const uint64_t *kips,
+				   uint32_t nk, const uint64_t *uips,
+				   uint32_t nu, const struct nsk_ev_ustack *copy,
+				   const void *copy_bytes, uint32_t flags)
+{
+	uint64_t ips[NSK_MAX_STACK_DEPTH];
+	struct nsk_aspace *as;
+	uint32_t n = 0;
+	int rc;
+
+	if (!copy || !copy->len || s->opts.call_graph == NSK_CALL_GRAPH_FP)
+		goto fp;
+	as = nsk_proc__aspace(s, pid, time);
+	if (!as)
+		goto fp;
+	if (s->opts.call_graph == NSK_CALL_GRAPH_AUTO && fp_walk_holds(as, uips, nu))
+		goto fp;
+	if (!s->unwinder && nsk_unwinder__new(&s->unwinder))
+		goto fp;
+	rc = nsk_unwinder__unwind(s->unwinder, as,
+				  &(struct nsk_user_regs){ copy->ip, copy->sp,
+							   copy->bp },
+				  copy_bytes, copy->len, ips, NSK_MAX_STACK_DEPTH,
+				  &n);
+	if (rc < 0 || !n) {
+		nsk_session__lost(s, "unwind.dwarf_failed", 1);
+		goto fp;
+	}
+	flags &= ~(uint32_t)NSK_STACK_USER_ERROR;
+	flags |= NSK_STACK_UNWIND_DWARF;
+	if (rc == 1) {
+		/* the copy ended: where the frame-pointer walk went further
+		 * through the same frames, it knows the rest */
+		int joined = 0;
+
+		n = splice(ips, n, NSK_MAX_STACK_DEPTH, uips, nu, &joined);
+		if (!joined)
+			flags |= NSK_STACK_TRUNCATED;
+	}
+	return nsk_stacks__intern(s, pid, time, kips, nk, ips, n, flags);
+fp:
+	return nsk_stacks__intern(s, pid, time, kips, nk, uips, nu, flags);
+}
