@@ -27,7 +27,7 @@
 #include "record/kallsyms.h"
 #include "record/offcpu_reason.h"
 #include "record/session.h"
-#include "record/unwind.h"
+#include <nusku/events/ustack.h>
 #include <nusku/events/offcpu.h>
 #include "offcpu.skel.h"
 
@@ -38,7 +38,6 @@ struct offcpu_state {
 	struct nsk_session *s;
 	struct offcpu_bpf *skel;
 	struct nsk_kallsyms *ksyms;
-	struct nsk_unwinder *unwinder;
 	int drops_fd;
 	int ncpu;
 	uint64_t drops_seen[NSK_OFFCPU_DROP_MAX];
@@ -57,59 +56,12 @@ static size_t name_stack(const struct offcpu_state *st, const __u64 *ips,
 	return n;
 }
 
-/* DWARF frames (leaf first) continued by the frame-pointer walk: after the
- * last DWARF address the frame-pointer walk also has, take the walk's
- * frames above it.  Without a common address the DWARF frames stand alone. */
-static uint32_t splice(uint64_t *dw, uint32_t ndw, uint32_t max,
-		       const uint64_t *fp, uint32_t nfp)
-{
-	for (uint32_t i = ndw; i-- > 0;)
-		for (uint32_t j = 0; j < nfp; j++)
-			if (dw[i] == fp[j]) {
-				uint32_t n = i + 1;
-
-				for (j++; j < nfp && n < max; j++)
-					dw[n++] = fp[j];
-				return n;
-			}
-	return ndw;
-}
-
-/* The user stack of e: DWARF-unwound from the copy when there is one. */
-static const uint64_t *user_stack(struct offcpu_state *st,
-				  const struct nsk_ev_offcpu *e,
-				  const uint8_t *copy, uint64_t *buf,
-				  uint32_t *n, uint32_t *flags)
-{
-	const uint64_t *fp = (const uint64_t *)e->ips + e->nkernel;
-	struct nsk_user_regs regs = { e->user_regs[0], e->user_regs[1],
-				      e->user_regs[2] };
-	uint32_t ndw = 0;
-	int rc;
-
-	*n = e->nuser;
-	*flags |= NSK_STACK_UNWIND_FP;
-	if (!st->unwinder || !e->ustack_len || !regs.ip)
-		return fp;
-	rc = nsk_unwinder__unwind(st->unwinder, e->pid, &regs, copy,
-				  e->ustack_len, buf, NSK_OFFCPU_MAX_DEPTH, &ndw);
-	if (rc < 0 || !ndw)
-		return fp;
-	if (rc == 1)
-		ndw = splice(buf, ndw, NSK_OFFCPU_MAX_DEPTH, fp, e->nuser);
-	*flags = (*flags & ~NSK_STACK_UNWIND_FP) | NSK_STACK_UNWIND_DWARF;
-	*n = ndw;
-	return buf;
-}
-
 static int on_offcpu(void *ctx, void *data, size_t size)
 {
 	struct offcpu_state *st = ctx;
 	const struct nsk_ev_offcpu *e = data;
 	const size_t fixed = NSK_EV_OFFCPU_FIXED;
-	uint64_t ubuf[NSK_OFFCPU_MAX_DEPTH];
-	const uint64_t *user;
-	uint32_t nuser;
+	struct nsk_ev_ustack copy;
 	struct nsk_record rec = { .type = NSK_REC_OFFCPU };
 	struct nsk_rec_offcpu *o = &rec.offcpu;
 	const char *knames[NSK_OFFCPU_MAX_DEPTH], *wnames[NSK_OFFCPU_MAX_DEPTH];
@@ -147,12 +99,16 @@ static int on_offcpu(void *ctx, void *data, size_t size)
 
 	if (e->flags & NSK_OFFCPU_F_USTACK_ERR)
 		flags |= NSK_STACK_USER_ERROR;
-	user = user_stack(st, e, (const uint8_t *)data + fixed + nips * 8ull,
-			  ubuf, &nuser, &flags);
-	if (nuser == NSK_OFFCPU_MAX_DEPTH || e->nkernel == NSK_OFFCPU_MAX_DEPTH)
+	if (e->nuser == NSK_OFFCPU_MAX_DEPTH || e->nkernel == NSK_OFFCPU_MAX_DEPTH)
 		flags |= NSK_STACK_TRUNCATED;
-	o->stack_id = nsk_session__stack_at(st->s, e->pid, e->start_ns, ips,
-					    e->nkernel, user, nuser, flags);
+	/* the session unwinds the copied user stack with DWARF, by
+	 * --call-graph, and continues it with the frame-pointer walk */
+	copy = (struct nsk_ev_ustack){ e->user_regs[0], e->user_regs[1],
+				       e->user_regs[2], e->ustack_len, 0 };
+	o->stack_id = nsk_session__stack_copied(
+		st->s, e->pid, e->start_ns, ips, e->nkernel, ips + e->nkernel,
+		e->nuser, e->user_regs[0] ? &copy : NULL,
+		(const uint8_t *)data + fixed + nips * 8ull, flags);
 	if (!o->stack_id)
 		nsk_session__lost(st->s, "offcpu.stack", 1);
 
@@ -194,7 +150,6 @@ static void offcpu_stop(void *state)
 		return;
 	offcpu_bpf__destroy(st->skel);
 	nsk_kallsyms__free(st->ksyms);
-	nsk_unwinder__free(st->unwinder);
 	free(st);
 }
 
@@ -216,8 +171,6 @@ static int offcpu_start(struct nsk_session *s, void **state)
 	 * alone; that is worse, not fatal. */
 	if (o->kernel_stacks)
 		nsk_kallsyms__load(NULL, &st->ksyms);
-	/* Likewise without DWARF: frame-pointer stacks only. */
-	nsk_unwinder__new(&st->unwinder);
 
 	st->skel = offcpu_bpf__open();
 	if (!st->skel) {
@@ -274,21 +227,9 @@ static int offcpu_poll(struct nsk_session *s, void *state, int final)
 	return 0;
 }
 
-/* A process execed or appeared: what the unwinder knew of its code is
- * stale. */
-static int offcpu_on_process(struct nsk_session *s, void *state, uint32_t pid)
-{
-	struct offcpu_state *st = state;
-
-	if (st->unwinder)
-		nsk_unwinder__forget(st->unwinder, pid);
-	return 0;
-}
-
 const struct nsk_signal nsk_signal_offcpu = {
 	.name = "offcpu",
 	.start = offcpu_start,
 	.poll = offcpu_poll,
-	.on_process = offcpu_on_process,
 	.stop = offcpu_stop,
 };
