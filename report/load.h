@@ -150,5 +150,8 @@ int nsk_load_alloc__free(struct nsk_load *ld, const struct nsk_record *rec);
 void nsk_load_alloc__release(struct nsk_load *ld);
 /* offcpu (load_offcpu.c) */
 int nsk_load_offcpu__interval(struct nsk_load *ld, const struct nsk_record *rec);
+/* syscall (load_syscall.c) */
+int nsk_load_syscall__stat(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load_syscall__slow(struct nsk_load *ld, const struct nsk_record *rec);
 
 #endif

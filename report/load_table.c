@@ -23,5 +23,7 @@ const nsk_load_fn nsk_load__table[NSK_REC_TYPE_MAX] = {
 	/* offcpu */
 	[NSK_REC_OFFCPU] = nsk_load_offcpu__interval,
 	/* syscall */
+	[NSK_REC_SYSCALL_STAT] = nsk_load_syscall__stat,
+	[NSK_REC_SYSCALL_SLOW] = nsk_load_syscall__slow,
 	/* net */
 };

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "report/schema.h"
+#include "report/syscall_names.h"
 
 /* ---- core: the recording, processes, code locations, stacks, losses ---- */
 static const char *const core_create[] = {
@@ -113,6 +114,40 @@ static const char *const offcpu_index[] = {
 };
 
 /* ---- syscall ---- */
+/* Names of the build architecture's syscalls (generated from the kernel
+ * headers: report/syscall_names.c); views show "syscall_N" for a recording
+ * whose meta "syscall.arch" differs. */
+static const char *const syscall_create[] = {
+	"CREATE TABLE syscall_name (nr INTEGER PRIMARY KEY, name TEXT)",
+	nsk_syscall_names_sql,
+	/* One row per NSK_REC_SYSCALL_STAT: a (thread, syscall, code path)
+	 * over a window ending at time.  The rows of one (tid, nr) split its
+	 * calls between paths: each call is in exactly one row. */
+	"CREATE TABLE syscall_stat (id INTEGER PRIMARY KEY, time INTEGER, "
+	"pid INTEGER, tid INTEGER, comm_id INTEGER, nr INTEGER, "
+	"stack_id INTEGER, window_ns INTEGER, count INTEGER, errors INTEGER, "
+	"total_ns INTEGER, max_ns INTEGER)",
+	/* Non-zero latency buckets: bucket b counts calls of [2^b, 2^(b+1)) ns. */
+	"CREATE TABLE syscall_hist (stat_id INTEGER, bucket INTEGER, "
+	"count INTEGER)",
+	/* Failures by errno; 512..516 (ERESTART*) are calls interrupted to be
+	 * restarted, not counted in errors. */
+	"CREATE TABLE syscall_errno (stat_id INTEGER, errno INTEGER, "
+	"name TEXT, count INTEGER)",
+	/* Calls slower than --slow-syscall, one by one; time is the entry. */
+	"CREATE TABLE syscall_slow (time INTEGER, pid INTEGER, tid INTEGER, "
+	"comm_id INTEGER, nr INTEGER, duration INTEGER, ret INTEGER, "
+	"errno TEXT, arg0 INTEGER, arg1 INTEGER, arg2 INTEGER, arg3 INTEGER, "
+	"arg4 INTEGER, arg5 INTEGER, target TEXT, stack_id INTEGER)",
+	NULL
+};
+
+static const char *const syscall_index[] = {
+	"CREATE INDEX syscall_hist_stat ON syscall_hist (stat_id)",
+	"CREATE INDEX syscall_errno_stat ON syscall_errno (stat_id)",
+	NULL
+};
+
 /* ---- net ---- */
 
 struct block {
@@ -126,6 +161,7 @@ static const struct block blocks[] = {
 	{ "cpu", cpu_create, cpu_index },
 	{ "alloc", alloc_create, alloc_index },
 	{ "offcpu", offcpu_create, offcpu_index },
+	{ "syscall", syscall_create, syscall_index },
 };
 
 const struct nsk_event_table nsk_schema__events[] = {
@@ -133,6 +169,8 @@ const struct nsk_event_table nsk_schema__events[] = {
 	{ "alloc", "allocations" },
 	{ "free", "frees" },
 	{ "offcpu", "off-CPU intervals" },
+	{ "syscall_stat", "syscall aggregates" },
+	{ "syscall_slow", "slow syscalls" },
 };
 const unsigned nsk_schema__nevents =
 	sizeof(nsk_schema__events) / sizeof(nsk_schema__events[0]);

@@ -11,5 +11,7 @@
 extern const char nsk_syscall_arch[];		  /* e.g. "x86_64" */
 extern const char *const nsk_syscall_names[]; /* NULL where unused */
 extern const unsigned int nsk_syscall_count;
+/* One INSERT of every (nr, name) into the syscall_name table. */
+extern const char nsk_syscall_names_sql[];
 
 #endif

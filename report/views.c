@@ -17,6 +17,10 @@ const struct nsk_view *const nsk_views[] = {
 	/* offcpu */
 	&nsk_view_blocking,
 	/* syscall */
+	&nsk_view_syscall,
+	&nsk_view_syscall_thread,
+	&nsk_view_syscall_path,
+	&nsk_view_syscall_slow,
 	/* net */
 	NULL
 };

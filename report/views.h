@@ -14,7 +14,11 @@ extern const struct nsk_view nsk_view_alloc_leaks;
 extern const struct nsk_view nsk_view_alloc_memory_time;
 /* offcpu (view_blocking.c) */
 extern const struct nsk_view nsk_view_blocking;
-/* syscall */
+/* syscall (view_syscall.c) */
+extern const struct nsk_view nsk_view_syscall;
+extern const struct nsk_view nsk_view_syscall_thread;
+extern const struct nsk_view nsk_view_syscall_path;
+extern const struct nsk_view nsk_view_syscall_slow;
 /* net */
 
 #endif
