@@ -120,7 +120,7 @@ static int site_sums(struct nsk_report *rep)
 		"  GROUP BY site, stack_id) WHERE rn = 1;"
 		"DROP TABLE IF EXISTS temp.asum;"
 		"CREATE TEMP TABLE asum AS SELECT b.site,"
-		" CAST(round(sum(CASE WHEN addr != 0 THEN " COUNT_OF("b") " END)) AS INTEGER) AS allocs,"
+		" CAST(round(total(CASE WHEN addr != 0 THEN " COUNT_OF("b") " END)) AS INTEGER) AS allocs,"
 		" CAST(total(CASE WHEN addr != 0 THEN weight END) AS INTEGER) AS bytes,"
 		" CAST(round(total(CASE WHEN ftime IS NOT NULL THEN " COUNT_OF("b") " END)) AS INTEGER) AS frees,"
 		" CAST(total(CASE WHEN ftime IS NOT NULL THEN weight END) AS INTEGER) AS freed_bytes,"

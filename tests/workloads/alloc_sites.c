@@ -10,7 +10,9 @@
  *                 x 200s: 400s blocks of 256 bytes, all freed
  *   site_leak     malloc(1000) x 10s, never freed: the leak (10000s bytes)
  *   site_grow     realloc(NULL, 16) then realloc doubling to 8192: 10
- *                 allocations, 16368 bytes, freed at the end
+ *                 allocations, 16368 bytes, freed at the end by realloc(p, 0)
+ *   site_fail     malloc, calloc (overflowing) and posix_memalign of
+ *                 impossible sizes: 3 failed calls, no bytes (not scaled)
  *   site_thread   from two threads, malloc(128) x 1000s each, all freed
  *   site_mmap     3 anonymous mmaps of 1 MiB, 2 unmapped: 1 MiB stays
  *                 (not scaled)
@@ -81,7 +83,20 @@ __attribute__((noinline)) static void site_grow(void)
 		p = q;
 		memset(p, 1, sz);
 	}
-	free(p);
+	sink = realloc(p, 0); /* glibc: frees p, returns NULL */
+}
+
+/* Sizes the compiler cannot see, so it does not warn or fold the calls. */
+static volatile size_t huge = (size_t)-1 / 2;
+
+__attribute__((noinline)) static void site_fail(void)
+{
+	void *p = NULL;
+
+	sink = malloc(huge);
+	sink = calloc(huge, 4); /* the product overflows */
+	if (posix_memalign(&p, 64, huge) == 0)
+		free(p);
 }
 
 __attribute__((noinline)) static void site_thread(void)
@@ -152,6 +167,7 @@ int main(int argc, char **argv)
 	site_aligned();
 	site_leak();
 	site_grow();
+	site_fail();
 	site_mmap();
 	if (pthread_create(&t1, NULL, thread_main, NULL) ||
 	    pthread_create(&t2, NULL, thread_main, NULL))
