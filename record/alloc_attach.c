@@ -28,7 +28,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <unistd.h>
 
 #include "nusku/events/alloc.h"
@@ -71,7 +70,8 @@ static const struct probe_fn new_fns[] = {
 struct object {
 	dev_t dev;
 	ino_t ino;
-	unsigned int bits; /* NSK_ASYM_* probed in it */
+	unsigned int bits;    /* NSK_ASYM_* probed in it */
+	unsigned int defines; /* NSK_ASYM_* its symbols define */
 };
 
 /* A perf-event uprobe (bpf_link) or a uprobe_multi link (fd). */
@@ -151,22 +151,11 @@ static void destroy_links(struct link *links, size_t n)
 
 void nsk_alloc_attach__free(struct nsk_alloc_attach *a)
 {
-	size_t n = 0;
-
 	if (!a)
 		return;
-	/* Entry probes first, for the same reason they go in last: sort
-	 * them to the front, then two rounds. */
-	for (size_t i = 0; i < a->nlinks; i++) {
-		if (!a->links[i].ret) {
-			struct link t = a->links[n];
-
-			a->links[n++] = a->links[i];
-			a->links[i] = t;
-		}
-	}
-	destroy_links(a->links, n);
-	destroy_links(a->links + n, a->nlinks - n);
+	/* All at once: a call whose return goes unseen now only leaves a
+	 * nesting depth in task storage that dies with the BPF object. */
+	destroy_links(a->links, a->nlinks);
 	free(a->links);
 	free(a->objs);
 	free(a);
@@ -308,6 +297,7 @@ static struct object *object_get(struct nsk_alloc_attach *a, const struct stat *
 	grown->dev = st->st_dev;
 	grown->ino = st->st_ino;
 	grown->bits = 0;
+	grown->defines = ~0u; /* not read yet */
 	return grown;
 }
 
@@ -492,15 +482,38 @@ static int multi_link(struct bpf_program *prog, const char *path,
 	return fd < 0 ? -errno : fd;
 }
 
+/* The kernel has uprobe_multi links if its BTF names their struct.  A
+ * search of the raw BTF for the name: parsing all of it (btf__load_vmlinux_
+ * btf) costs tens of milliseconds more at every start. */
 int nsk_alloc_attach__multi_supported(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	int ok;
+	static const char name[] = "\0bpf_uprobe_multi_link\0";
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t r;
+	int fd, ok = 0;
 
-	if (!btf)
+	fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
-	ok = btf__find_by_name_kind(btf, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) > 0;
-	btf__free(btf);
+	for (;;) {
+		if (len == cap) {
+			char *grown = realloc(buf, cap ? 2 * cap : 8 << 20);
+
+			if (!grown)
+				goto cleanup;
+			buf = grown;
+			cap = cap ? 2 * cap : 8 << 20;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	ok = memmem(buf, len, name, sizeof(name) - 1) != NULL;
+cleanup:
+	free(buf);
+	close(fd);
 	return ok;
 }
 
@@ -642,9 +655,13 @@ static int attach_cands(struct nsk_alloc_attach *a, struct cand *c, size_t n)
 	return attached;
 }
 
-static int add_cand(struct cand **c, size_t *n, const char *path, int is_exe)
+/* Adds path to the candidates if it defines a symbol we probe.  What a
+ * file defines is read once per file (a fork maps the same files again). */
+static int add_cand(struct nsk_alloc_attach *a, struct cand **c, size_t *n,
+		    const char *path, int is_exe)
 {
 	struct cand *grown, *x;
+	struct object *o;
 	struct stat st;
 	unsigned int bits;
 
@@ -653,7 +670,14 @@ static int add_cand(struct cand **c, size_t *n, const char *path, int is_exe)
 	for (size_t i = 0; i < *n; i++)
 		if ((*c)[i].st.st_dev == st.st_dev && (*c)[i].st.st_ino == st.st_ino)
 			return 0;
-	if (elf_scan(path, &bits, NULL, NULL) || !bits)
+	o = object_get(a, &st);
+	if (!o)
+		return -ENOMEM;
+	if (o->defines == ~0u && elf_scan(path, &o->defines, NULL, NULL))
+		o->defines = 0;
+	bits = o->defines;
+	/* Nothing to do for a file whose every role is taken. */
+	if (!bits || (bits & ~o->bits) == 0)
 		return 0;
 	grown = realloc(*c, (*n + 1) * sizeof(*grown));
 	if (!grown)
@@ -701,7 +725,7 @@ int nsk_alloc_attach__process(struct nsk_alloc_attach *a, uint32_t pid)
 			char full[PATH_MAX + 64];
 
 			snprintf(full, sizeof(full), "/proc/%u/root%s", pid, path);
-			err = add_cand(&c, &n, full, !strcmp(path, exe));
+			err = add_cand(a, &c, &n, full, !strcmp(path, exe));
 		}
 		if (err)
 			goto cleanup;
@@ -764,7 +788,7 @@ int nsk_alloc_attach__program(struct nsk_alloc_attach *a, const char *path)
 	err = elf_scan(path, &bits, &needed, &nneeded);
 	if (err)
 		goto cleanup;
-	err = add_cand(&c, &n, path, 1);
+	err = add_cand(a, &c, &n, path, 1);
 	/* LD_PRELOAD objects come before the executable's libraries. */
 	while (!err && preload && *preload) {
 		size_t l = strcspn(preload, ": ");
@@ -772,12 +796,12 @@ int nsk_alloc_attach__program(struct nsk_alloc_attach *a, const char *path)
 
 		snprintf(name, sizeof(name), "%.*s", (int)l, preload);
 		if (l && !find_lib(name, NULL, lib, sizeof(lib)))
-			err = add_cand(&c, &n, lib, 0);
+			err = add_cand(a, &c, &n, lib, 0);
 		preload += l + (preload[l] != '\0');
 	}
 	for (size_t i = 0; !err && i < nneeded; i++)
 		if (!find_lib(needed[i], NULL, lib, sizeof(lib)))
-			err = add_cand(&c, &n, lib, 0);
+			err = add_cand(a, &c, &n, lib, 0);
 	if (!err)
 		err = attach_cands(a, c, n);
 cleanup:
