@@ -229,6 +229,8 @@ int nsk_load__finish(struct nsk_load *ld, const char *file,
 	err = err ?: put_int(ld, "unknown_stacks", (int64_t)n->unknown_stacks);
 	err = err ?: put_int(ld, "unknown_strings", (int64_t)n->unknown_strings);
 	err = err ?: put_int(ld, "no_stack_events", (int64_t)n->no_stack);
+	err = err ?: put_int(ld, "truncated_stack_events", (int64_t)n->truncated_stacks);
+	err = err ?: put_int(ld, "no_user_stack_events", (int64_t)n->no_user_stack);
 	err = err ?: put_int(ld, "problems", (int64_t)n->problems);
 	err = err ?: put_int(ld, "read_error", (int64_t)n->read_error);
 	err = err ?: put_int(ld, "ended", (int64_t)n->ended);

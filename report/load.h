@@ -34,6 +34,8 @@ struct nsk_load_counts {
 	uint64_t unknown_stacks;    /* stack ids used but never defined */
 	uint64_t unknown_strings;   /* string ids used but never defined */
 	uint64_t no_stack;	    /* events with stack id 0 */
+	uint64_t truncated_stacks;  /* events whose stack walk stopped early */
+	uint64_t no_user_stack;	    /* events without a user stack */
 	uint64_t problems;	    /* reader problems (truncation, corruption) */
 	uint64_t read_error;	    /* 1: the stream could not be read to its end */
 	uint64_t ended;		    /* an END record was loaded */
@@ -62,7 +64,8 @@ struct nsk_load {
 	uint32_t *func_seen;	   /* per func id: last stack that listed it */
 	size_t func_seen_cap;
 	uint32_t stack_gen;
-	struct nsk_idmap stacks;   /* stack id -> 1 defined, 2 placeholder */
+	struct nsk_idmap stacks;   /* stack id -> flags << 2 | 1 defined,
+				    * or 2 placeholder */
 	struct nsk_strtab comms;   /* comm name -> comm id */
 	struct nsk_idmap tid_comm; /* tid -> comm id */
 	struct nsk_idmap pid_comm; /* pid -> comm id */

@@ -308,7 +308,8 @@ static int insert_rows(struct nsk_load *ld, uint64_t stack_id, uint32_t flags,
 	sqlite3_bind_int(st, 7, known);
 	err = nsk_load__step(ld, st);
 	if (!err)
-		err = nsk_idmap__set(&ld->stacks, stack_id, known ? 1 : 2);
+		err = nsk_idmap__set(&ld->stacks, stack_id,
+				     known ? (uint64_t)flags << 2 | 1 : 2);
 cleanup:
 	free(path.p);
 	free(chain.p);
@@ -324,7 +325,7 @@ static int forget_stack(struct nsk_load *ld, uint64_t stack_id)
 
 	if (!nsk_idmap__get(&ld->stacks, stack_id, &v))
 		return 0;
-	if (v == 2)
+	if ((v & 3) == 2)
 		ld->n.unknown_stacks--; /* it was defined after all */
 	for (int i = 0; i < 2; i++) {
 		sqlite3_stmt *st = nsk_load__stmt(ld, sqls[i]);
@@ -392,8 +393,14 @@ int nsk_load__stack_ref(struct nsk_load *ld, uint64_t stack_id)
 
 	if (!stack_id)
 		ld->n.no_stack++;
-	if (nsk_idmap__get(&ld->stacks, stack_id, &v))
+	if (nsk_idmap__get(&ld->stacks, stack_id, &v)) {
+		/* Loss is data: count events whose stacks are incomplete. */
+		if ((v >> 2) & NSK_STACK_TRUNCATED)
+			ld->n.truncated_stacks++;
+		if ((v >> 2) & NSK_STACK_USER_ERROR)
+			ld->n.no_user_stack++;
 		return 0;
+	}
 	if (stack_id) {
 		ld->n.unknown_stacks++;
 		snprintf(name, sizeof(name), "[unknown stack %" PRIu64 "]",

@@ -177,6 +177,22 @@ static sqlite3_stmt *problems(struct nsk_report *rep)
 	return st;
 }
 
+/* Events whose stacks are incomplete (recording-wide, not filtered). */
+static void stacks_text(struct nsk_report *rep, FILE *f)
+{
+	int64_t cut = nsk_report__info(rep, "truncated_stack_events");
+	int64_t nouser = nsk_report__info(rep, "no_user_stack_events");
+	int64_t none = nsk_report__info(rep, "no_stack_events");
+
+	if (cut)
+		fprintf(f, "# stacks cut short: %" PRId64 " events (the walk "
+			"stopped early)\n", cut);
+	if (nouser)
+		fprintf(f, "# without a user stack: %" PRId64 " events\n", nouser);
+	if (none)
+		fprintf(f, "# without any stack: %" PRId64 " events\n", none);
+}
+
 static void summary_text(struct nsk_report *rep, FILE *f)
 {
 	int64_t unresolved = nsk_report__info(rep, "unresolved_frames");
@@ -218,6 +234,7 @@ static void summary_text(struct nsk_report *rep, FILE *f)
 		fprintf(f, "# unresolved frames: %" PRId64 " (%" PRId64
 			" without a symbol, %" PRId64 " never defined)\n",
 			unresolved + unknown, unresolved, unknown);
+	stacks_text(rep, f);
 	nwarn = file_warnings(rep, warn, 8);
 	for (int i = 0; i < nwarn; i++)
 		fprintf(f, "# WARNING: %s\n", warn[i]);
@@ -272,6 +289,11 @@ static void summary_json(struct nsk_report *rep, const char *view, FILE *f)
 	fprintf(f, " \"unresolved_frames\": %" PRId64 ", \"unknown_frames\": %"
 		PRId64 ", \"unknown_stacks\": %" PRId64 ",\n", unresolved + unknown,
 		unknown, nsk_report__info(rep, "unknown_stacks"));
+	fprintf(f, " \"truncated_stack_events\": %" PRId64
+		", \"no_user_stack_events\": %" PRId64 ", \"no_stack_events\": %"
+		PRId64 ",\n", nsk_report__info(rep, "truncated_stack_events"),
+		nsk_report__info(rep, "no_user_stack_events"),
+		nsk_report__info(rep, "no_stack_events"));
 	nwarn = file_warnings(rep, warn, 8);
 	fprintf(f, " \"complete\": %s, \"truncated_bytes\": %" PRId64
 		", \"corrupt_chunks\": %" PRId64 ",\n \"warnings\": [",

@@ -7,6 +7,7 @@
  *   40-59  100  100  S2 hot_b < main < __libc_start_main            20
  *   60-69  100  100  S3 helper (inlined in hot_c) < main < ...      10
  *   70-79  100  101  S4 recurse < recurse < recurse < main < ...    10
+ *                        (S4 is flagged truncated: the walk stopped early)
  *   80-89  100  101  S5 libc.so.6+0x1234 (no symbol) < hot_a < ...  10
  *   90-94  100  101  S6 frame 99 (never defined) < main < ...        5
  *   95-97  200  200  S1                                              3
@@ -58,7 +59,9 @@ static int put_stack(struct nsk_writer *w, uint64_t id, const uint64_t *f,
 	struct nsk_record r = { .type = NSK_REC_STACK };
 
 	r.stack.id = id;
-	r.stack.flags = NSK_STACK_UNWIND_FP;
+	/* the recursion's walk is marked as cut short (a loss to count) */
+	r.stack.flags = NSK_STACK_UNWIND_FP | (id == 4 && n == 5 ?
+					       NSK_STACK_TRUNCATED : 0);
 	r.stack.frames.v = f;
 	r.stack.frames.n = n;
 	return nsk_writer__append(w, &r);

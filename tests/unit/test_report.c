@@ -122,6 +122,8 @@ START_TEST(counts_and_unresolved)
 	ck_assert_int_eq(info("unknown_stacks"), 1);	/* 77 */
 	ck_assert_int_eq(info("ended"), 1);
 	ck_assert_int_eq(info("truncated_bytes"), 0);
+	ck_assert_int_eq(info("truncated_stack_events"), 10); /* S4 */
+	ck_assert_int_eq(info("no_stack_events"), 0);
 	ck_assert_int_eq(info("time_start_ns"), SYNTH_T0);
 	ck_assert_int_eq(info("time_end_ns"), SYNTH_T0 + 1000000000);
 	run_sql("SELECT source, sum(count) AS n FROM loss GROUP BY source "
@@ -265,6 +267,7 @@ START_TEST(text_summary)
 				     "cpu.stack 3)\n"));
 	ck_assert_ptr_nonnull(strstr(out, "# unresolved frames: 2 (1 without a "
 				     "symbol, 1 never defined)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "# stacks cut short: 10 events"));
 	ck_assert_ptr_nonnull(strstr(out, "  43  43.00%     53  53.00%  hot_a"));
 	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
 		ck_assert_msg(strlen(line) <= 80, "too wide: %s", line);
