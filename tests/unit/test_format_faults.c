@@ -521,8 +521,7 @@ START_TEST(test_follow_growing_file)
 	total = m.len;
 
 	/* Reveal the file a few bytes at a time, from nothing at all. */
-	mem_io__reader(&src, m.buf, 0);
-	ck_assert_int_eq(nsk_reader__new(mem_io__io(&src), &ro, &rd), 0);
+	ck_assert_int_eq(nsk_reader__new(mem_io__reader(&src, m.buf, 0), &ro, &rd), 0);
 	while (src.len < total) {
 		src.len += 1 + rng__next(&r) % 97;
 		if (src.len > total)
@@ -552,14 +551,15 @@ START_TEST(test_eagain_resume)
 	struct nsk_reader *rd;
 	struct nsk_record rec;
 	struct mem_io src;
+	struct nsk_io *io;
 	size_t n = 0, again = 0;
 	int rc;
 
 	make_clean(&c, 600, 400);
-	mem_io__reader(&src, c.m.buf, c.m.len);
+	io = mem_io__reader(&src, c.m.buf, c.m.len);
 	src.eagain_every = 3;
 	src.max_io = 50;
-	ck_assert_int_eq(nsk_reader__new(mem_io__io(&src), NULL, &rd), 0);
+	ck_assert_int_eq(nsk_reader__new(io, NULL, &rd), 0);
 	while ((rc = nsk_reader__next(rd, &rec)) != 0) {
 		if (rc == -EAGAIN) {
 			again++;
