@@ -469,7 +469,7 @@ int nsk_reader__next(struct nsk_reader *r, struct nsk_record *rec)
 		r->rp += blen;
 		r->left--;
 		r->index_in_chunk++;
-		if (!type || type >= NSK_REC_TYPE_MAX) {
+		if (!type || type >= NSK_REC_TYPE_MAX || !nsk_rec_descs[type].fields) {
 			r->stats.skipped_records++;
 			if (r->unknown_reports < MAX_UNKNOWN_REPORTS) {
 				r->unknown_reports++;

@@ -196,6 +196,8 @@ int nsk_writer__append(struct nsk_writer *w, const struct nsk_record *rec)
 	if (!rec->type || rec->type >= NSK_REC_TYPE_MAX)
 		return -EINVAL;
 	d = &nsk_rec_descs[rec->type];
+	if (!d->fields) /* a type in format.h that format/rectab.c lacks */
+		return -EINVAL;
 	bound = nsk_codec__bound(d, rec);
 	if (bound > NSK_MAX_RECORD_BYTES)
 		return -E2BIG;

@@ -173,6 +173,31 @@ START_TEST(test_header_info)
 }
 END_TEST
 
+START_TEST(test_bad_appends)
+{
+	struct mem_io m = { 0 };
+	struct nsk_writer *w;
+	struct nsk_record rec = { .type = 0 };
+	size_t big = 17u << 20;
+	uint8_t *blob = calloc(1, big);
+
+	ck_assert_int_eq(nsk_writer__new(mem_io__io(&m), NULL, &w), 0);
+	ck_assert_int_eq(nsk_writer__append(w, &rec), -EINVAL);
+	rec.type = NSK_REC_TYPE_MAX;
+	ck_assert_int_eq(nsk_writer__append(w, &rec), -EINVAL);
+	rec.type = NSK_REC_STRING;
+	rec.string.id = 1;
+	rec.string.str = (struct nsk_bytes){ blob, (uint32_t)big };
+	ck_assert_int_eq(nsk_writer__append(w, &rec), -E2BIG);
+	/* A refused record is not an I/O error: the writer goes on. */
+	rec.string.str.len = 1 << 20;
+	ck_assert_int_eq(nsk_writer__append(w, &rec), 0);
+	ck_assert_int_eq(nsk_writer__close(w), 0);
+	free(blob);
+	mem_io__release(&m);
+}
+END_TEST
+
 /* ---- streaming through a pipe ---------------------------------------------- */
 
 struct pipe_run {
@@ -265,6 +290,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_million_mixed);
 	tcase_add_test(tc, test_interleavings);
 	tcase_add_test(tc, test_header_info);
+	tcase_add_test(tc, test_bad_appends);
 	tcase_add_test(tc, test_pipe_streaming);
 	suite_add_tcase(s, tc);
 	return s;
