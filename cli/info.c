@@ -54,6 +54,7 @@ struct info {
 	struct nsk_rec_clock clock;
 	int have_clock;
 	struct nsk_rec_end end;
+	uint64_t nrec, read_before_end;
 	struct str_slot *strs; /* open addressing, power-of-two size */
 	size_t nstrs, strs_cap;
 	struct loss_src *loss;
@@ -231,8 +232,10 @@ static void add_record(struct info *in, const struct nsk_record *r)
 		break;
 	case NSK_REC_END:
 		in->end = r->end;
+		in->read_before_end = in->nrec;
 		break;
 	}
+	in->nrec++;
 }
 
 static void info_release(struct info *in)
@@ -432,9 +435,13 @@ static void print_text(FILE *f, const struct info *in, const char *name)
 			fputc('\n', f);
 		}
 	}
-	if (st->ended)
+	if (st->ended) {
 		fprintf(f, "ended:      cleanly (END after %" PRIu64 " records, %" PRIu64 " lost)\n",
 			in->end.records, in->end.lost);
+		if (in->end.records > in->read_before_end)
+			fprintf(f, "missing:    %" PRIu64 " of the records written before END were not read\n",
+				in->end.records - in->read_before_end);
+	}
 	else
 		fprintf(f, "ended:      no END record: the recording was cut short\n");
 	if (st->truncated_bytes)
@@ -522,8 +529,9 @@ static void print_json(FILE *f, const struct info *in, const char *name)
 	}
 	fprintf(f, "]},\"ended\":%s", st->ended ? "true" : "false");
 	if (st->ended)
-		fprintf(f, ",\"end\":{\"records\":%" PRIu64 ",\"lost\":%" PRIu64 "}",
-			in->end.records, in->end.lost);
+		fprintf(f, ",\"end\":{\"records\":%" PRIu64 ",\"lost\":%" PRIu64
+			   ",\"records_read\":%" PRIu64 "}",
+			in->end.records, in->end.lost, in->read_before_end);
 	fprintf(f, ",\"chunks\":{\"records\":%" PRIu64 ",\"index\":%" PRIu64
 		   ",\"stored_bytes\":%" PRIu64 ",\"raw_bytes\":%" PRIu64 ",\"corrupt\":%" PRIu64
 		   ",\"skipped\":%" PRIu64 ",\"seq_gaps\":%" PRIu64,

@@ -23,7 +23,7 @@ grep -q '^loss: *102 events' "$TMPD/out" || fail "loss total"
 grep -q '^ *cpu.ringbuf *100$' "$TMPD/out" || fail "loss cpu.ringbuf"
 grep -q '^ *cpu.stack *2$' "$TMPD/out" || fail "loss cpu.stack"
 grep -q '^ended: *cleanly' "$TMPD/out" || fail "clean end"
-grep -q 'truncated' "$TMPD/out" && fail "a whole file reported truncated"
+grep -q 'truncated\|missing' "$TMPD/out" && fail "a whole file reported truncated or missing records"
 echo "ok: whole file"
 
 # The chunk table, JSON, and a pipe.
@@ -76,6 +76,8 @@ st=$?
 [ "$(wc -l <"$TMPD/err")" = 1 ] || fail "corrupt file: stderr is not one line: $(cat "$TMPD/err")"
 grep -q "offset $off" "$TMPD/err" || fail "error does not name offset $off: $(cat "$TMPD/err")"
 grep -q '^ended: *cleanly' "$TMPD/out" || fail "the chunks after the corrupt one were not read"
+grep -q '^missing: *[1-9][0-9]* of the records written before END were not read' "$TMPD/out" ||
+	fail "the records of the corrupt chunk are not counted as missing"
 echo "ok: corrupt chunk at $off: $(cat "$TMPD/err")"
 
 # Missing file, not a recording, usage.
