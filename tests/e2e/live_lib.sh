@@ -15,3 +15,16 @@ live_top_function() {
 live_last_status() {
 	grep '^== nusku live' "$1" | tail -1
 }
+
+# The first row's function in the CPU table of the first snapshot in $1
+# whose top function has at least 100 ms of CPU: what live showed as soon
+# as there were enough samples to tell (a sanitizer build starts slowly).
+live_first_top_function() {
+	awk 'function ms(v) {
+		if (v ~ /ms$/) return v + 0; if (v ~ /us$/) return v / 1000;
+		if (v ~ /ns$/) return 0; if (v ~ /s$/) return v * 1000; return 0 }
+	     /^-- 1 CPU/ { t = 1; h = 0; next }
+	     /^-- / { t = 0 }
+	     t && !h { h = 1; next }
+	     t && h == 1 && NF >= 4 { h = 2; if (ms($3) >= 100) { print $NF; exit } }' "$1"
+}

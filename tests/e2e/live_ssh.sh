@@ -96,10 +96,10 @@ echo "ok: $(cat "$TMPD/err")"
 # The real thing, where BPF can run and record is there.
 if [ -r /sys/kernel/btf/vmlinux ] && [ -x "$WORKLOADS/cpu_hot" ] &&
 	! "$NUSKU" record --help 2>&1 | grep -q 'not implemented'; then
-	"$NUSKU" live --snapshot --interval 1 --count 4 --view cpu --ssh root@127.0.0.1 \
+	"$NUSKU" live --snapshot --interval 1 --view cpu -e cpu --ssh root@127.0.0.1 \
 		--ssh-opt "$SSHOPT" --remote-nusku "$NUSKU" -- "$WORKLOADS/cpu_hot" 3 >"$TMPD/real" 2>"$TMPD/err" ||
 		fail "live --ssh of cpu_hot failed: $(cat "$TMPD/err")"
-	top=$(live_top_function "$TMPD/real")
+	top=$(live_first_top_function "$TMPD/real")
 	[ "$top" = hot_a ] || fail "top function over ssh is '$top', not hot_a: $(cat "$TMPD/real")"
 	echo "ok: real remote recording shows hot_a on top"
 else
