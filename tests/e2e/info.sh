@@ -44,6 +44,27 @@ PY
 fi
 echo "ok: --chunks, json, pipe"
 
+# The golden 1.0 file (nsk_gen -n 500 -c 2048, committed): every later
+# nusku must read it the same.
+"$NUSKU" info --format json "$TOP_SRCDIR/tests/golden/v1.0.nsk" >"$TMPD/golden" ||
+	fail "golden 1.0 file does not read"
+if command -v python3 >/dev/null; then
+	python3 - "$TMPD/golden" <<'PY' || fail "golden 1.0 content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = {"meta": 3, "clock": 1, "string": 6, "process": 1, "thread": 2, "exit": 1,
+        "mapping": 1, "frame": 4, "stack": 3, "sample": 500, "alloc": 1, "free": 1,
+        "offcpu": 1, "syscall_stat": 1, "syscall_slow": 1, "conn": 1, "retransmit": 1,
+        "loss": 1, "end": 1}
+assert d["format"]["major"] == 1 and d["format"]["minor"] == 0
+assert d["records"]["by_type"] == want, d["records"]["by_type"]
+assert d["loss"]["by_source"] == [{"source_id": 2, "source": "cpu.stack", "count": 2}]
+assert d["ended"] and d["end"]["records"] == 530 and not d["problems"], d
+assert d["time"]["span_ns"] == 500 * 1000000 + 1
+PY
+fi
+echo "ok: golden 1.0 file"
+
 # Truncated at an arbitrary byte: the complete chunks, a note, exit 0.
 size=$(wc -c <"$F")
 cut=$((size * 3 / 5 + 17))
