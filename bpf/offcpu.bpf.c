@@ -41,6 +41,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u64 min_block_ns = 10000;
 const volatile __u32 kernel_stacks = 1;
+const volatile __u32 copy_stacks = 1; /* user stack copies for DWARF */
 const volatile __u64 wake_bytes = 1 << 20; /* wake the consumer past this */
 
 #define TASK_DEAD_BIT 0x80
@@ -69,6 +70,10 @@ struct nsk_offcpu_pending {
 	__u64 user[NSK_OFFCPU_MAX_DEPTH];
 	__u64 waker_kernel[NSK_OFFCPU_MAX_DEPTH];
 	__u64 waker_user[NSK_OFFCPU_MAX_DEPTH];
+	__u64 waker_regs[3];
+	__u32 waker_ustack_len;
+	__u32 pad2;
+	__u8 waker_ustack[NSK_OFFCPU_WAKER_COPY];
 };
 
 /* pending.flags only, never in a record */
@@ -158,6 +163,27 @@ static __always_inline void copy_user_stack(struct nsk_ev_offcpu *ev, __u32 off)
 #endif
 }
 
+/* The waker's (current task's) user registers and the top of its stack,
+ * into the wakee's slot, for DWARF unwinding in user space. */
+static __always_inline void copy_waker_stack(struct nsk_offcpu_pending *p)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u64 sp;
+
+	p->waker_ustack_len = 0;
+	if (!regs)
+		return;
+#if defined(__TARGET_ARCH_x86)
+	p->waker_regs[0] = BPF_CORE_READ(regs, ip);
+	p->waker_regs[1] = sp = BPF_CORE_READ(regs, sp);
+	p->waker_regs[2] = BPF_CORE_READ(regs, bp);
+	if (!bpf_probe_read_user(p->waker_ustack, sizeof(p->waker_ustack),
+				 (void *)sp))
+		p->waker_ustack_len = sizeof(p->waker_ustack);
+#endif
+}
+
 /* Emits the kept interval in p.  walk_user: walk the current task's user
  * stack now (we are in its context), else use the one in p, if any. */
 static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
@@ -231,15 +257,32 @@ static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
 	off += nwu;
 	if (off > 4 * NSK_OFFCPU_MAX_DEPTH)
 		return;
-	if (copy_user)
+	if (copy_user && copy_stacks)
 		copy_user_stack(ev, off);
+	else
+		ev->user_regs[0] = 0;
+	ev->waker_ustack_len = 0;
+	ev->waker_regs[0] = p->waker_regs[0];
+	ev->waker_regs[1] = p->waker_regs[1];
+	ev->waker_regs[2] = p->waker_regs[2];
+	if (p->waker_ustack_len && nwu) {
+		/* after the thread's own copy, whose length is 0 or one of
+		 * two sizes: keep the offset provably in bounds */
+		__u32 at = off * 8 + (ev->ustack_len & (NSK_OFFCPU_USTACK_COPY * 2 - 1));
+
+		if (at <= 4 * NSK_OFFCPU_MAX_DEPTH * 8 + NSK_OFFCPU_USTACK_COPY &&
+		    !bpf_probe_read_kernel((__u8 *)ev->ips + at,
+					   NSK_OFFCPU_WAKER_COPY, p->waker_ustack))
+			ev->waker_ustack_len = NSK_OFFCPU_WAKER_COPY;
+	}
 	ev->nkernel = nk;
 	ev->nuser = nu;
 	ev->nwaker_kernel = nwk;
 	ev->nwaker_user = nwu;
 
 	size = sizeof(*ev) - sizeof(ev->ips) + (__u64)off * 8 +
-	       (ev->ustack_len & (NSK_OFFCPU_USTACK_COPY * 2 - 1));
+	       (ev->ustack_len & (NSK_OFFCPU_USTACK_COPY * 2 - 1)) +
+	       (ev->waker_ustack_len & (NSK_OFFCPU_WAKER_COPY * 2 - 1));
 	/* Keep the compiler from checking a copy of size the verifier does
 	 * not connect to the one passed on. */
 	asm volatile("" : "+r"(size));
@@ -283,6 +326,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	p->waker_tid = 0;
 	p->nwaker_kernel = 0;
 	p->nwaker_user = 0;
+	p->waker_ustack_len = 0;
 	if (p->syscall != NSK_OFFCPU_NO_SYSCALL)
 		return; /* walked at sys_exit, if the interval is kept */
 	n = bpf_get_stack(ctx, p->user, sizeof(p->user), BPF_F_USER_STACK);
@@ -392,6 +436,8 @@ static __always_inline int on_waking(void *ctx, struct task_struct *t)
 		n = bpf_get_stack(ctx, p->waker_user, sizeof(p->waker_user),
 				  BPF_F_USER_STACK);
 		p->nwaker_user = n > 0 ? (__u64)n / 8 : 0;
+		if (n > 0 && copy_stacks)
+			copy_waker_stack(p);
 	}
 	return 0;
 }

@@ -56,6 +56,23 @@ static size_t name_stack(const struct offcpu_state *st, const __u64 *ips,
 	return n;
 }
 
+/* Frames of the probe itself at the top of a stack taken from a BPF
+ * program (the program, bpf_trace_run, the tracepoint): how many to skip. */
+static uint32_t probe_frames(const char *const *names, uint32_t n)
+{
+	uint32_t skip = 0;
+
+	for (uint32_t i = 0; i < n && i < 6; i++) {
+		const char *fn = names[i];
+
+		if (fn && (!strncmp(fn, "bpf_trace_run", 13) ||
+			   !strncmp(fn, "__bpf_trace_", 12) ||
+			   !strncmp(fn, "__traceiter_", 12)))
+			skip = i + 1;
+	}
+	return skip;
+}
+
 static int on_offcpu(void *ctx, void *data, size_t size)
 {
 	struct offcpu_state *st = ctx;
@@ -77,7 +94,8 @@ static int on_offcpu(void *ctx, void *data, size_t size)
 	    e->nwaker_kernel > NSK_OFFCPU_MAX_DEPTH ||
 	    e->nwaker_user > NSK_OFFCPU_MAX_DEPTH ||
 	    e->ustack_len > NSK_OFFCPU_USTACK_COPY ||
-	    fixed + nips * 8ull + e->ustack_len > size)
+	    e->waker_ustack_len > NSK_OFFCPU_WAKER_COPY ||
+	    fixed + nips * 8ull + e->ustack_len + e->waker_ustack_len > size)
 		return 0;
 
 	f.kfuncs = knames;
@@ -115,26 +133,45 @@ static int on_offcpu(void *ctx, void *data, size_t size)
 	if (e->flags & NSK_OFFCPU_F_WAKER) {
 		const uint64_t *wk = ips + e->nkernel + e->nuser;
 
+		uint32_t skip, nwk;
+
 		name_stack(st, e->ips + e->nkernel + e->nuser, e->nwaker_kernel,
 			   wnames);
+		skip = probe_frames(wnames, e->nwaker_kernel);
+		nwk = e->nwaker_kernel - skip;
 		waker_kind = nsk_offcpu__waker_kind(wnames, e->nwaker_kernel);
 		if (waker_kind) {
 			/* An interrupt: the current task was a bystander. */
 			o->waker_comm.data = (const uint8_t *)waker_kind;
 			o->waker_comm.len = strlen(waker_kind);
+			/* ...whose stack below the interrupt entry is not
+			 * the waker's either */
+			for (uint32_t i = skip; i < e->nwaker_kernel; i++)
+				if (wnames[i] && !strncmp(wnames[i], "asm_", 4)) {
+					nwk = i + 1 - skip;
+					break;
+				}
 			o->waker_stack_id = nsk_session__stack(
-				st->s, 0, wk, e->nwaker_kernel, NULL, 0, 0);
+				st->s, 0, wk + skip, nwk, NULL, 0, 0);
 		} else {
 			o->waker_pid = e->waker_pid;
 			o->waker_tid = e->waker_tid;
 			o->waker_comm.data = (const uint8_t *)e->waker_comm;
 			o->waker_comm.len = strnlen(e->waker_comm, NSK_COMM_LEN);
-			if (e->nwaker_kernel || e->nwaker_user)
-				o->waker_stack_id = nsk_session__stack_at(
+			/* its stack copy, taken at sched_waking, follows
+			 * the thread's own */
+			copy = (struct nsk_ev_ustack){
+				e->waker_regs[0], e->waker_regs[1],
+				e->waker_regs[2], e->waker_ustack_len, 0 };
+			if (nwk || e->nwaker_user)
+				o->waker_stack_id = nsk_session__stack_copied(
 					st->s, e->waker_pid,
-					e->start_ns + e->duration_ns, wk,
-					e->nwaker_kernel, wk + e->nwaker_kernel,
-					e->nwaker_user, 0);
+					e->start_ns + e->duration_ns, wk + skip,
+					nwk, wk + e->nwaker_kernel,
+					e->nwaker_user,
+					e->waker_ustack_len ? &copy : NULL,
+					(const uint8_t *)data + fixed +
+						nips * 8ull + e->ustack_len, 0);
 		}
 	}
 	/* A write error is the session's to report; keep draining. */
@@ -167,10 +204,6 @@ static int offcpu_start(struct nsk_session *s, void **state)
 		err = st->ncpu ? st->ncpu : -EINVAL;
 		goto cleanup;
 	}
-	/* Without kernel names every interval is classified by its syscall
-	 * alone; that is worse, not fatal. */
-	if (o->kernel_stacks)
-		nsk_kallsyms__load(NULL, &st->ksyms);
 
 	st->skel = offcpu_bpf__open();
 	if (!st->skel) {
@@ -180,6 +213,8 @@ static int offcpu_start(struct nsk_session *s, void **state)
 	st->skel->rodata->min_block_ns = o->min_block_ns ?
 		o->min_block_ns : NSK_OFFCPU_DEFAULT_MIN_BLOCK_NS;
 	st->skel->rodata->kernel_stacks = o->kernel_stacks ? 1 : 0;
+	/* --call-graph fp: no stack copies (the walk alone) */
+	st->skel->rodata->copy_stacks = nsk_session__ustack_bytes(s) ? 1 : 0;
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
 				nsk_session__targets_fd(s));
 	if (!err)
@@ -188,6 +223,11 @@ static int offcpu_start(struct nsk_session *s, void **state)
 		err = offcpu_bpf__attach(st->skel);
 	if (err)
 		goto cleanup;
+	/* Without kernel names every interval is classified by its syscall
+	 * alone; that is worse, not fatal.  Read after the load, so that our
+	 * own programs, on top of the wakers' stacks, have their names. */
+	if (o->kernel_stacks)
+		nsk_kallsyms__load(NULL, &st->ksyms);
 	st->drops_fd = bpf_map__fd(st->skel->maps.offcpu_drops);
 	err = nsk_session__add_ringbuf(s, bpf_map__fd(st->skel->maps.offcpu_events),
 				       on_offcpu, st);

@@ -61,12 +61,14 @@ static int run_reasons(struct nsk_report *rep, const struct nsk_view *v)
 		{ "reason", NULL, NSK_COL_DATA_ONLY },
 		{ "function", NULL, NSK_COL_DATA_ONLY },
 		{ "detail", NULL, NSK_COL_DATA_ONLY },
+		{ "wait_addrs", NULL, NSK_COL_DATA_ONLY },
 		{ "total_ns", NULL, NSK_COL_DATA_ONLY },
 		{ "max_ns", NULL, NSK_COL_DATA_ONLY },
 		{ "waker", NULL, NSK_COL_DATA_ONLY },
 		{ "waker_pid", NULL, NSK_COL_DATA_ONLY },
 		{ "waker_tid", NULL, NSK_COL_DATA_ONLY },
 		{ "wakers", NULL, NSK_COL_DATA_ONLY },
+		{ "waker_stack", NULL, NSK_COL_DATA_ONLY },
 		{ "stack", NULL, NSK_COL_DATA_ONLY },
 		{ "stack_id", NULL, NSK_COL_DATA_ONLY },
 		{ NULL, NULL, 0 }
@@ -90,23 +92,28 @@ static int run_reasons(struct nsk_report *rep, const struct nsk_view *v)
 		"LEFT JOIN fn ON fn.stack_id = o.stack_id), "
 		"p AS (SELECT reason, path, min(stack_id) AS stack_id, "
 		"max(function) AS function, group_concat(DISTINCT detail) AS "
-		"detail, count(*) AS n, sum(duration) AS total, max(duration) AS mx "
+		"detail, count(*) AS n, sum(duration) AS total, max(duration) AS mx, "
+		"group_concat(DISTINCT CASE WHEN wait_addr THEN printf('0x%%x', "
+		"wait_addr) END) AS addrs "
 		"FROM oo GROUP BY reason, path), "
 		"r AS (SELECT reason, count(*) AS n, sum(duration) AS total, "
 		"max(duration) AS mx FROM oo GROUP BY reason), "
 		/* wakers per path and per reason, ranked by the time they ended */
 		"wp AS (SELECT reason, path, who, max(waker_pid) AS wpid, "
 		"max(waker_tid) AS wtid, max(waker_comm) AS wcomm, count(*) AS n, "
+		"max(waker_stack_id) AS wstack, "
 		"row_number() OVER (PARTITION BY reason, path ORDER BY "
 		"sum(duration) DESC, who) AS rk FROM oo WHERE waker_comm IS NOT "
 		"NULL GROUP BY reason, path, who), "
 		"wr AS (SELECT reason, who, max(waker_pid) AS wpid, "
 		"max(waker_tid) AS wtid, max(waker_comm) AS wcomm, count(*) AS n, "
+		"max(waker_stack_id) AS wstack, "
 		"row_number() OVER (PARTITION BY reason ORDER BY sum(duration) "
 		"DESC, who) AS rk FROM oo WHERE waker_comm IS NOT NULL "
 		"GROUP BY reason, who), "
 		"rows AS ("
-		"SELECT r.total AS rtotal, 0 AS depth, r.reason, NULL AS function, "
+		"SELECT r.total AS rtotal, 0 AS depth, r.reason, NULL AS addrs, "
+		"NULL AS function, "
 		"NULL AS detail, NULL AS stack, NULL AS stack_id, r.n, r.total, "
 		"r.mx, r.reason AS what, "
 		"(SELECT group_concat(who || ' x' || n, ', ') FROM (SELECT * FROM "
@@ -115,10 +122,11 @@ static int run_reasons(struct nsk_report *rep, const struct nsk_view *v)
 		"rk = 1) AS top, "
 		"(SELECT wcomm FROM wr WHERE wr.reason = r.reason AND rk = 1) AS waker, "
 		"(SELECT wpid FROM wr WHERE wr.reason = r.reason AND rk = 1) AS wpid, "
-		"(SELECT wtid FROM wr WHERE wr.reason = r.reason AND rk = 1) AS wtid "
+		"(SELECT wtid FROM wr WHERE wr.reason = r.reason AND rk = 1) AS wtid, "
+		"(SELECT wstack FROM wr WHERE wr.reason = r.reason AND rk = 1) AS wstack "
 		"FROM r "
 		"UNION ALL "
-		"SELECT r.total, 1, p.reason, p.function, p.detail, p.path, "
+		"SELECT r.total, 1, p.reason, p.addrs, p.function, p.detail, p.path, "
 		"p.stack_id, p.n, p.total, p.mx, "
 		"coalesce(p.function, '[no user stack]') || coalesce(' (' || "
 		"p.detail || ')', ''), "
@@ -132,13 +140,18 @@ static int run_reasons(struct nsk_report *rep, const struct nsk_view *v)
 		"(SELECT wpid FROM wp WHERE wp.reason = p.reason AND wp.path = "
 		"p.path AND rk = 1), "
 		"(SELECT wtid FROM wp WHERE wp.reason = p.reason AND wp.path = "
+		"p.path AND rk = 1), "
+		"(SELECT wstack FROM wp WHERE wp.reason = p.reason AND wp.path = "
 		"p.path AND rk = 1) "
 		"FROM p JOIN r ON r.reason = p.reason) "
 		"SELECT round(total / 1e6, 1) AS total_ms, "
 		"round(100.0 * total / wall.ns, 2) AS wall_pct, n AS count, "
 		"round(mx / 1e6, 1) AS max_ms, what, top AS top_waker, depth, "
-		"reason, function, detail, total AS total_ns, mx AS max_ns, waker, "
-		"wpid AS waker_pid, wtid AS waker_tid, wakers, stack, stack_id "
+		"reason, function, detail, addrs AS wait_addrs, total AS total_ns, "
+		"mx AS max_ns, waker, "
+		"wpid AS waker_pid, wtid AS waker_tid, wakers, "
+		"(SELECT chain FROM stack WHERE id = wstack) AS waker_stack, "
+		"stack, stack_id "
 		"FROM rows, wall "
 		"ORDER BY rtotal DESC, reason, depth, total DESC, stack LIMIT %ld",
 		rep->opts->limit);

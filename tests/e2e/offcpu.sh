@@ -4,13 +4,15 @@
 # itself around each blocking call, so the answers hold on a loaded machine:
 #
 #   lock      lock_victim waits for a mutex lock_holder holds (5 x 40 ms):
-#             total = the victim's measured wait +-15%, waker lock_holder
+#             total = the victim's measured wait +-15%, waker lock_holder,
+#             whose stack has lock_holder in futex_wake
 #   disk      disk_fsync fsyncs fresh data 5 times: the fsyncs' wall time
 #             also holds CPU work (and, under load, waits for a CPU, which
 #             is runqueue), so disk time is at most that +5% and at least
 #             half of it
 #   process   pipe_reader reads a pipe a child fills after 100 ms, twice:
-#             total = measured read time +-15%, waker pipe_writer (the child)
+#             total = measured read time +-15%, waker pipe_writer (the
+#             child, in pipe_write)
 #   sleep     sleeper nanosleeps 5 x 40 ms: total = measured +-15%
 #   runqueue  two runqueue_spin threads spin on one CPU for a 300 ms window:
 #             each is runnable all along and only one runs at a time, so
@@ -74,7 +76,12 @@ near(total("lock", "lock_victim"), ans["lock_victim"]["blocked_ns"], 0.15,
      "lock time of lock_victim")
 lock = max(paths("lock", "lock_victim"), key=lambda r: r["total_ns"])
 check(lock["waker"] == "lock_holder", "lock waker: %s" % lock["waker"])
+check("lock_holder" in (lock["waker_stack"] or "") and
+      "futex_wake" in (lock["waker_stack"] or ""),
+      "lock waker's stack: %s" % lock["waker_stack"])
 check("futex" in (lock["detail"] or ""), "lock detail: %s" % lock["detail"])
+check(lock["wait_addrs"] and "," not in lock["wait_addrs"],
+      "one futex address: %s" % lock["wait_addrs"])
 
 fs = ans["disk_fsync"]["fsync_ns"]
 d = total("disk", "disk_fsync")
@@ -85,6 +92,8 @@ near(total("process", "pipe_reader"), ans["pipe_reader"]["read_ns"], 0.15,
      "process time of pipe_reader")
 pipe = max(paths("process", "pipe_reader"), key=lambda r: r["total_ns"])
 check(pipe["waker"] == "pipe_writer", "pipe waker: %s" % pipe["waker"])
+check("pipe_write" in (pipe["waker_stack"] or ""),
+      "pipe waker's stack: %s" % pipe["waker_stack"])
 main_pid = next(t["pid"] for t in threads if t["pid"] == t["tid"] and
                 t["comm"] and "blocking" in t["comm"])
 check(pipe["waker_pid"] not in (None, main_pid),

@@ -15,7 +15,9 @@
  * stack was walked: the frame-pointer walk loses the caller of every libc
  * function (Debian's libc has no frame pointers), so user space unwinds
  * this copy with DWARF CFI (record/unwind.h) and splices the frame-pointer
- * walk above it.  The record is cut after the copy (size in the header).
+ * walk above it.  Then waker_ustack_len bytes of the waker's user stack
+ * from waker_regs[1], copied in sched_waking for the same reason.  The
+ * record is cut after the last copy (size in the header).
  */
 #ifndef NUSKU_EVENTS_OFFCPU_H
 #define NUSKU_EVENTS_OFFCPU_H
@@ -31,8 +33,10 @@
 #define NSK_OFFCPU_F_KSTACK_ERR 0x4u	   /* kernel stack walk failed */
 #define NSK_OFFCPU_F_USTACK_ERR 0x8u	   /* user stack walk failed */
 
-/* Bytes of user stack copied for DWARF unwinding. */
+/* Bytes of user stack copied for DWARF unwinding: the thread's, and the
+ * waker's (kept per thread until the interval ends, so smaller). */
 #define NSK_OFFCPU_USTACK_COPY 2048
+#define NSK_OFFCPU_WAKER_COPY 1024
 
 /* nsk_ev_offcpu.syscall when the thread was not in a syscall. */
 #define NSK_OFFCPU_NO_SYSCALL 0xffffffffu
@@ -56,13 +60,17 @@ struct nsk_ev_offcpu {
 	__u32 ustack_len;  /* bytes of user stack after the ips */
 	char waker_comm[NSK_COMM_LEN];
 	__u64 user_regs[3]; /* ip, sp, bp when the user stack was taken */
-	__u64 ips[4 * NSK_OFFCPU_MAX_DEPTH + NSK_OFFCPU_USTACK_COPY / 8];
+	__u64 waker_regs[3]; /* the waker's, at sched_waking */
+	__u32 waker_ustack_len; /* bytes of the waker's stack after ustack */
+	__u32 pad;
+	__u64 ips[4 * NSK_OFFCPU_MAX_DEPTH + NSK_OFFCPU_USTACK_COPY / 8 +
+		  NSK_OFFCPU_WAKER_COPY / 8];
 };
 
-#define NSK_EV_OFFCPU_FIXED 120 /* bytes before ips */
+#define NSK_EV_OFFCPU_FIXED 152 /* bytes before ips */
 _Static_assert(sizeof(struct nsk_ev_offcpu) ==
 		       NSK_EV_OFFCPU_FIXED + 4 * NSK_OFFCPU_MAX_DEPTH * 8 +
-			       NSK_OFFCPU_USTACK_COPY,
+			       NSK_OFFCPU_USTACK_COPY + NSK_OFFCPU_WAKER_COPY,
 	       "nsk_ev_offcpu size");
 
 /* Per-CPU drop counters (map offcpu_drops), by index. */
