@@ -4,9 +4,9 @@
  * Retransmits fire from timers and softirqs, where "current" is whatever task
  * the CPU happened to be running.  So the owner of a socket is learned in
  * process context instead (sends, receives, and state changes made while the
- * socket is locked by its user) and kept in a map keyed by the socket
- * pointer; a retransmit looks its socket up there.  Sockets are named to user
- * space by their cookie, which the kernel never reuses.
+ * socket is locked by its user) and kept in the socket itself (socket-local
+ * storage); a retransmit looks its owner up there.  Sockets are named to
+ * user space by their cookie, which the kernel never reuses.
  *
  * A user stack costs more than everything else here, so one is taken only
  * when a socket is first seen, when its owner changes, at its first receive
@@ -46,10 +46,14 @@ struct owner {
 
 #define OWNER_RECV_STACK 1u /* a stack was taken at a receive */
 
+/* The owner lives in the socket itself (socket-local storage): found with
+ * one pointer read on every send and receive, absent (and cheap to find
+ * absent) on sockets of other processes, and freed by the kernel with the
+ * socket, so a reused socket address never inherits a stale owner. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64); /* struct sock * */
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct owner);
 } net_socks SEC(".maps");
 
@@ -117,6 +121,8 @@ static __always_inline struct nsk_ev_net *reserve(__u32 type)
 	e->rto_us = 0;
 	e->nstack = 0;
 	e->stack_err = 0;
+	e->total_retrans = 0;
+	e->pad = 0;
 	__builtin_memset(e->saddr, 0, sizeof(e->saddr));
 	__builtin_memset(e->daddr, 0, sizeof(e->daddr));
 	return e;
@@ -132,19 +138,19 @@ static __always_inline void submit(struct nsk_ev_net *e)
 
 /* The current thread uses sk in process context: learn or refresh its
  * owner.  want_stack: this is a moment worth a stack (state change). */
+/* The current thread uses sk in process context: learn or refresh its
+ * owner.  want_stack: this is a moment worth a stack (state change);
+ * newstate: the state being entered, -1 for none. */
 static __always_inline void learn(void *ctx, struct sock *sk, __u32 type,
 				  int is_recv, int want_stack, int newstate)
 {
-	__u64 key = (__u64)sk;
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id;
-	__u64 cookie = bpf_get_socket_cookie(sk);
-	struct owner *o = bpf_map_lookup_elem(&net_socks, &key);
-	struct owner fresh = {};
+	struct owner *o = bpf_sk_storage_get(&net_socks, sk, 0, 0);
 	struct nsk_ev_net *e;
 	long n;
 
-	if (o && o->cookie == cookie && o->tid == tid) {
+	if (o && o->tid == tid) {
 		/* Known owner: a stack only at the first receive or when
 		 * asked for (state change). */
 		if (!want_stack && !(is_recv && !(o->flags & OWNER_RECV_STACK)))
@@ -152,17 +158,19 @@ static __always_inline void learn(void *ctx, struct sock *sk, __u32 type,
 		if (!want_stack)
 			type = NSK_EV_NET_CONN;
 	} else {
-		/* New socket, reused pointer or new owner thread. */
-		fresh.cookie = cookie;
-		fresh.pid = pid;
-		fresh.tid = tid;
-		if (bpf_map_update_elem(&net_socks, &key, &fresh, BPF_ANY)) {
+		/* A new socket or a new owner thread. */
+		if (!nsk_is_target(pid) || !is_tcp(sk))
+			return;
+		o = bpf_sk_storage_get(&net_socks, sk, 0,
+				       BPF_SK_STORAGE_GET_F_CREATE);
+		if (!o) {
 			count(NSK_NET_STAT_SOCKS_FULL);
 			return;
 		}
-		o = bpf_map_lookup_elem(&net_socks, &key);
-		if (!o)
-			return;
+		o->cookie = bpf_get_socket_cookie(sk);
+		o->pid = pid;
+		o->tid = tid;
+		o->flags = 0;
 		type = NSK_EV_NET_CONN;
 	}
 	if (is_recv)
@@ -171,7 +179,7 @@ static __always_inline void learn(void *ctx, struct sock *sk, __u32 type,
 	e = reserve(type);
 	if (!e)
 		return;
-	e->cookie = cookie;
+	e->cookie = o->cookie;
 	e->pid = pid;
 	e->tid = tid;
 	fill_addrs(e, &sk->__sk_common);
@@ -190,8 +198,6 @@ static __always_inline void learn(void *ctx, struct sock *sk, __u32 type,
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(nsk_net_send, struct sock *sk, int ret, int flags)
 {
-	if (!nsk_is_target(nsk_cur_tgid()) || !is_tcp(sk))
-		return 0;
 	learn(ctx, sk, NSK_EV_NET_CONN, 0, 0, -1);
 	return 0;
 }
@@ -199,8 +205,6 @@ int BPF_PROG(nsk_net_send, struct sock *sk, int ret, int flags)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(nsk_net_recv, struct sock *sk, int ret, int flags)
 {
-	if (!nsk_is_target(nsk_cur_tgid()) || !is_tcp(sk))
-		return 0;
 	learn(ctx, sk, NSK_EV_NET_CONN, 1, 0, -1);
 	return 0;
 }
@@ -208,7 +212,6 @@ int BPF_PROG(nsk_net_recv, struct sock *sk, int ret, int flags)
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(nsk_net_state, struct sock *sk, int oldstate, int newstate)
 {
-	__u64 key = (__u64)sk;
 	struct owner *o;
 	struct nsk_ev_net *e;
 
@@ -221,28 +224,30 @@ int BPF_PROG(nsk_net_state, struct sock *sk, int oldstate, int newstate)
 		learn(ctx, sk, NSK_EV_NET_STATE, 0, 1, newstate);
 		return 0;
 	}
-	o = bpf_map_lookup_elem(&net_socks, &key);
+	o = bpf_sk_storage_get(&net_socks, sk, 0, 0);
 	if (!o)
 		return 0;
 	e = reserve(newstate == TCP_CLOSE ? NSK_EV_NET_CLOSE : NSK_EV_NET_STATE);
-	if (e) {
-		e->cookie = o->cookie;
-		e->pid = o->pid;
-		e->tid = o->tid;
-		fill_addrs(e, &sk->__sk_common);
-		e->state = newstate;
-		submit(e);
-	}
-	if (newstate == TCP_CLOSE)
-		bpf_map_delete_elem(&net_socks, &key);
+	if (!e)
+		return 0;
+	e->cookie = o->cookie;
+	e->pid = o->pid;
+	e->tid = o->tid;
+	fill_addrs(e, &sk->__sk_common);
+	e->state = newstate;
+	/* The kernel's own count, for the user half to check that every
+	 * retransmit it counted reached us (a listener's counts its SYN/ACKs,
+	 * which the accepted sockets inherit). */
+	if (newstate == TCP_CLOSE && BPF_CORE_READ(sk, __sk_common.skc_state) != TCP_LISTEN)
+		e->total_retrans = BPF_CORE_READ((struct tcp_sock *)sk, total_retrans);
+	submit(e);
 	return 0;
 }
 
 static __always_inline void retrans(struct sock *sk, const struct sock_common *skc,
 				    __u32 kind)
 {
-	__u64 key = (__u64)sk;
-	struct owner *o = bpf_map_lookup_elem(&net_socks, &key);
+	struct owner *o = bpf_sk_storage_get(&net_socks, sk, 0, 0);
 	struct inet_connection_sock *icsk = (void *)sk;
 	struct tcp_sock *tp = (void *)sk;
 	struct nsk_ev_net *e;
@@ -264,6 +269,7 @@ static __always_inline void retrans(struct sock *sk, const struct sock_common *s
 		    e->state == TCP_ESTABLISHED)
 			e->kind = NSK_NET_RETRANS_PROBE;
 		e->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;
+		e->total_retrans = BPF_CORE_READ(tp, total_retrans);
 		rto = BPF_CORE_READ(icsk, icsk_rto);
 		if (CONFIG_HZ)
 			e->rto_us = (__u64)rto * 1000000 / CONFIG_HZ;

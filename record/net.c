@@ -34,6 +34,7 @@ struct net_conn {
 	uint32_t family, sport, dport, state, pid, tid;
 	uint8_t saddr[16], daddr[16];
 	uint64_t stack_id;
+	uint32_t retrans_seen; /* retransmitted segments accounted for */
 };
 
 struct net_state {
@@ -44,6 +45,7 @@ struct net_state {
 	unsigned int npending;
 	uint64_t next_id;
 	uint64_t stats_seen[NSK_NET_STAT_MAX];
+	uint64_t recursion_seen;
 	int ncpus;
 };
 
@@ -151,9 +153,9 @@ static int update_conn(struct net_state *st, struct net_conn *c,
 		uint32_t n = e->nstack < NSK_NET_STACK_DEPTH ? e->nstack
 							     : NSK_NET_STACK_DEPTH;
 
-		stack_id = nsk_session__stack(st->s, e->pid, NULL, 0,
-					      (const uint64_t *)e->stack, n,
-					      NSK_STACK_UNWIND_FP);
+		stack_id = nsk_session__stack_at(st->s, e->pid, e->time, NULL, 0,
+						 (const uint64_t *)e->stack, n,
+						 NSK_STACK_UNWIND_FP);
 		if (!stack_id)
 			stack_id = c->stack_id;
 	}
@@ -205,6 +207,20 @@ static void forget(struct net_state *st, uint64_t cookie)
 	}
 }
 
+/* The kernel counts each socket's retransmitted segments (total_retrans);
+ * what it counted beyond the records we got is a loss, shown with the
+ * recording.  (A segment can go unseen: a retransmitted skb holding two
+ * segments, or a tracepoint run the kernel skipped.) */
+static void check_total(struct net_state *st, struct net_conn *c,
+			const struct nsk_ev_net *e)
+{
+	if (e->total_retrans > c->retrans_seen) {
+		nsk_session__lost(st->s, "net.retransmit",
+				  e->total_retrans - c->retrans_seen);
+		c->retrans_seen = e->total_retrans;
+	}
+}
+
 static int on_retransmit(struct net_state *st, const struct nsk_ev_net *e)
 {
 	struct nsk_record rec = { .type = NSK_REC_RETRANSMIT };
@@ -218,6 +234,9 @@ static int on_retransmit(struct net_state *st, const struct nsk_ev_net *e)
 	err = update_conn(st, c, e, fresh);
 	if (err)
 		return err;
+	c->retrans_seen++;
+	if (e->kind != NSK_NET_RETRANS_SYNACK)
+		check_total(st, c, e);
 	rec.retransmit.time = e->time;
 	rec.retransmit.conn_id = c->id;
 	rec.retransmit.pid = e->pid;
@@ -246,8 +265,10 @@ static int on_event(void *ctx, void *data, size_t size)
 		if (!c)
 			return -ENOMEM;
 		err = update_conn(st, c, e, fresh);
-		if (e->hdr.type == NSK_EV_NET_CLOSE)
+		if (e->hdr.type == NSK_EV_NET_CLOSE) {
+			check_total(st, c, e);
 			forget(st, e->cookie);
+		}
 		return err;
 	case NSK_EV_NET_RETRANS:
 		return on_retransmit(st, e);
@@ -367,6 +388,31 @@ static const char *const stat_source[NSK_NET_STAT_MAX] = {
 	[NSK_NET_STAT_SOCKS_FULL] = "net.socks",
 };
 
+/* A program that fires while another run of it is active on the same CPU
+ * (a softirq interrupting it) is skipped by the kernel: count those too. */
+static int poll_recursion(struct net_state *st)
+{
+	struct bpf_program *prog;
+	uint64_t sum = 0;
+
+	bpf_object__for_each_program(prog, st->skel->obj) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0)
+			continue; /* not loaded on this kernel */
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return -errno;
+		sum += info.recursion_misses;
+	}
+	if (sum > st->recursion_seen)
+		nsk_session__lost(st->s, "net.recursion", sum - st->recursion_seen);
+	st->recursion_seen = sum;
+	return 0;
+}
+
 /* Turns the BPF side's loss counters into losses. */
 static int net_poll(struct nsk_session *s, void *state, int final)
 {
@@ -391,6 +437,7 @@ static int net_poll(struct nsk_session *s, void *state, int final)
 			nsk_session__lost(s, stat_source[k], sum - st->stats_seen[k]);
 		st->stats_seen[k] = sum;
 	}
+	err = poll_recursion(st);
 cleanup:
 	free(vals);
 	return err;

@@ -156,5 +156,8 @@ int nsk_load_offcpu__interval(struct nsk_load *ld, const struct nsk_record *rec)
 /* syscall (load_syscall.c) */
 int nsk_load_syscall__stat(struct nsk_load *ld, const struct nsk_record *rec);
 int nsk_load_syscall__slow(struct nsk_load *ld, const struct nsk_record *rec);
+/* net (load_net.c) */
+int nsk_load_net__conn(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load_net__retransmit(struct nsk_load *ld, const struct nsk_record *rec);
 
 #endif

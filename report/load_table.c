@@ -26,4 +26,6 @@ const nsk_load_fn nsk_load__table[NSK_REC_TYPE_MAX] = {
 	[NSK_REC_SYSCALL_STAT] = nsk_load_syscall__stat,
 	[NSK_REC_SYSCALL_SLOW] = nsk_load_syscall__slow,
 	/* net */
+	[NSK_REC_CONN] = nsk_load_net__conn,
+	[NSK_REC_RETRANSMIT] = nsk_load_net__retransmit,
 };

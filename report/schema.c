@@ -148,7 +148,32 @@ static const char *const syscall_index[] = {
 	NULL
 };
 
-/* ---- net ---- */
+/* ---- net: TCP connections and retransmits (docs/net.md) ---- */
+static const char *const net_create[] = {
+	/* One row per connection (a socket seen from its owner's side): the
+	 * latest owner and state; local and remote as "addr:port". */
+	"CREATE TABLE conn (id INTEGER PRIMARY KEY, family INTEGER, "
+	"local TEXT, remote TEXT, pid INTEGER, tid INTEGER, comm_id INTEGER, "
+	"state TEXT, first_time INTEGER, last_time INTEGER)",
+	/* Every owner, state and owner's stack the recorder learned, in
+	 * time: --by retransmit looks back here for the code that owned a
+	 * socket when it retransmitted. */
+	"CREATE TABLE conn_owner (time INTEGER, conn_id INTEGER, pid INTEGER, "
+	"tid INTEGER, comm_id INTEGER, state TEXT, stack_id INTEGER)",
+	/* One row per retransmitted segment; pid/tid: the socket's owner.
+	 * kind: "timeout" (RTO or fast retransmit), "probe" (tail loss
+	 * probe), "synack". */
+	"CREATE TABLE retransmit (time INTEGER, pid INTEGER, tid INTEGER, "
+	"comm_id INTEGER, conn_id INTEGER, kind TEXT, state TEXT, "
+	"srtt_us INTEGER, rto_us INTEGER)",
+	NULL
+};
+
+static const char *const net_index[] = {
+	"CREATE INDEX conn_owner_conn ON conn_owner (conn_id, time)",
+	"CREATE INDEX retransmit_conn ON retransmit (conn_id, time)",
+	NULL
+};
 
 struct block {
 	const char *signal;
@@ -162,6 +187,7 @@ static const struct block blocks[] = {
 	{ "alloc", alloc_create, alloc_index },
 	{ "offcpu", offcpu_create, offcpu_index },
 	{ "syscall", syscall_create, syscall_index },
+	{ "net", net_create, net_index },
 };
 
 const struct nsk_event_table nsk_schema__events[] = {
@@ -171,6 +197,8 @@ const struct nsk_event_table nsk_schema__events[] = {
 	{ "offcpu", "off-CPU intervals" },
 	{ "syscall_stat", "syscall aggregates" },
 	{ "syscall_slow", "slow syscalls" },
+	{ "retransmit", "TCP retransmits" },
+	{ "conn_owner", "TCP connection updates" },
 };
 const unsigned nsk_schema__nevents =
 	sizeof(nsk_schema__events) / sizeof(nsk_schema__events[0]);

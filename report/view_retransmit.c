@@ -16,7 +16,9 @@
  * One row per connection and waiting code path; waited_ns adds each
  * interval once however many retransmits it held, and explained_pct is its
  * share of all the network-blocked time of that process.  Connections
- * without retransmits get a row of zeros, so a run without loss says so.
+ * without retransmits get a row of zeros, so a run without loss says so;
+ * their stack is the owner's last one while the connection was open (the
+ * code that used it, rather than the code that closed it).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -134,7 +136,8 @@ static int run_retransmit(struct nsk_report *rep, const struct nsk_view *v)
 		" UNION ALL"
 		" SELECT c.id, 0, 0, 'owner', COALESCE((SELECT o.stack_id"
 		"  FROM conn_owner o WHERE o.conn_id = c.id AND o.stack_id != 0"
-		"  ORDER BY o.time DESC LIMIT 1), 0), NULL, NULL"
+		"  ORDER BY o.state = 'ESTABLISHED' DESC, o.time DESC LIMIT 1), 0),"
+		"  NULL, NULL"
 		" FROM conn c WHERE NOT EXISTS (SELECT 1 FROM per_path p"
 		"  WHERE p.conn_id = c.id)"
 		"  AND c.id IN (SELECT conn_id FROM f_conn_owner)"

@@ -22,6 +22,7 @@ const struct nsk_view *const nsk_views[] = {
 	&nsk_view_syscall_path,
 	&nsk_view_syscall_slow,
 	/* net */
+	&nsk_view_net_retransmit,
 	NULL
 };
 

@@ -19,6 +19,7 @@ extern const struct nsk_view nsk_view_syscall;
 extern const struct nsk_view nsk_view_syscall_thread;
 extern const struct nsk_view nsk_view_syscall_path;
 extern const struct nsk_view nsk_view_syscall_slow;
-/* net */
+/* net (view_retransmit.c) */
+extern const struct nsk_view nsk_view_net_retransmit;
 
 #endif

@@ -46,10 +46,13 @@ struct nsk_ev_net {
 	__u64 rto_us;	 /* RETRANS: retransmission timeout, 0 unknown */
 	__u32 nstack;	 /* CONN: user frames in stack[], 0: none taken */
 	__s32 stack_err; /* CONN: bpf_get_stack error, 0 if fine */
+	__u32 total_retrans; /* RETRANS, CLOSE: the kernel's count of segments
+			      * this socket retransmitted (tcp_sock) */
+	__u32 pad;
 	__u64 stack[NSK_NET_STACK_DEPTH]; /* CONN: user stack, leaf first */
 };
 
-_Static_assert(sizeof(struct nsk_ev_net) == 112 + 8 * NSK_NET_STACK_DEPTH,
+_Static_assert(sizeof(struct nsk_ev_net) == 120 + 8 * NSK_NET_STACK_DEPTH,
 	       "nsk_ev_net size");
 
 /* Counters the BPF side keeps in its per-CPU array "net_stats". */
