@@ -88,7 +88,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
+	__uint(max_entries, 16 << 20);
 } offcpu_events SEC(".maps");
 
 struct {
@@ -141,8 +141,25 @@ static __always_inline void read_syscall(struct task_struct *t, __u32 *nr,
  * the ips at ev->ips[off], for DWARF unwinding in user space.  A read that
  * would run past the end of the stack mapping fails as a whole: retry
  * shorter. */
+/* How much of a stack to copy: up to the frame bp points to, plus its
+ * saved bp and return address, is all DWARF needs to reach the first frame
+ * that keeps a frame pointer (the frame-pointer walk goes on from there);
+ * when bp is no frame pointer (code built without), max.  In [64, max]. */
+static __always_inline __u32 copy_len(__u64 sp, __u64 bp, __u32 max)
+{
+	__u64 len = max;
+
+	if (bp > sp && bp - sp + 16 <= max)
+		len = (bp - sp + 16 + 63) & ~63ull;
+	len &= 2 * max - 1;
+	if (len > max || len < 64)
+		len = max;
+	return len;
+}
+
 static __always_inline void copy_user_stack(struct nsk_ev_offcpu *ev, __u32 off)
 {
+	__u64 len;
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	__u64 sp;
@@ -154,12 +171,14 @@ static __always_inline void copy_user_stack(struct nsk_ev_offcpu *ev, __u32 off)
 	ev->user_regs[0] = BPF_CORE_READ(regs, ip);
 	ev->user_regs[1] = sp = BPF_CORE_READ(regs, sp);
 	ev->user_regs[2] = BPF_CORE_READ(regs, bp);
-	if (!bpf_probe_read_user(&ev->ips[off], NSK_OFFCPU_USTACK_COPY,
-				 (void *)sp))
-		ev->ustack_len = NSK_OFFCPU_USTACK_COPY;
-	else if (!bpf_probe_read_user(&ev->ips[off], NSK_OFFCPU_USTACK_COPY / 4,
-				      (void *)sp))
-		ev->ustack_len = NSK_OFFCPU_USTACK_COPY / 4;
+	len = copy_len(sp, ev->user_regs[2], NSK_OFFCPU_USTACK_COPY);
+	asm volatile("" : "+r"(len));
+	if (len > NSK_OFFCPU_USTACK_COPY || len < 64)
+		return;
+	if (!bpf_probe_read_user(&ev->ips[off], len, (void *)sp))
+		ev->ustack_len = len;
+	else if (len > 512 && !bpf_probe_read_user(&ev->ips[off], 512, (void *)sp))
+		ev->ustack_len = 512;
 #endif
 }
 
@@ -170,6 +189,7 @@ static __always_inline void copy_waker_stack(struct nsk_offcpu_pending *p)
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	__u64 sp;
+	__u64 len;
 
 	p->waker_ustack_len = 0;
 	if (!regs)
@@ -178,9 +198,12 @@ static __always_inline void copy_waker_stack(struct nsk_offcpu_pending *p)
 	p->waker_regs[0] = BPF_CORE_READ(regs, ip);
 	p->waker_regs[1] = sp = BPF_CORE_READ(regs, sp);
 	p->waker_regs[2] = BPF_CORE_READ(regs, bp);
-	if (!bpf_probe_read_user(p->waker_ustack, sizeof(p->waker_ustack),
-				 (void *)sp))
-		p->waker_ustack_len = sizeof(p->waker_ustack);
+	len = copy_len(sp, p->waker_regs[2], NSK_OFFCPU_WAKER_COPY);
+	asm volatile("" : "+r"(len));
+	if (len > NSK_OFFCPU_WAKER_COPY || len < 64)
+		return;
+	if (!bpf_probe_read_user(p->waker_ustack, len, (void *)sp))
+		p->waker_ustack_len = len;
 #endif
 }
 
@@ -266,15 +289,23 @@ static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
 	ev->waker_regs[1] = p->waker_regs[1];
 	ev->waker_regs[2] = p->waker_regs[2];
 	if (p->waker_ustack_len && nwu) {
-		/* after the thread's own copy, whose length is 0 or one of
-		 * two sizes: keep the offset provably in bounds */
-		__u32 at = off * 8 + (ev->ustack_len & (NSK_OFFCPU_USTACK_COPY * 2 - 1));
+		/* after the thread's own copy: keep the offset and the
+		 * length provably in bounds */
+		__u64 at = (__u64)off * 8 +
+			   (ev->ustack_len & (NSK_OFFCPU_USTACK_COPY * 2 - 1));
+		__u64 wlen = p->waker_ustack_len;
 
+		if (at > 4 * NSK_OFFCPU_MAX_DEPTH * 8 + NSK_OFFCPU_USTACK_COPY ||
+		    wlen > NSK_OFFCPU_WAKER_COPY || !wlen)
+			goto no_waker_copy;
+		asm volatile("" : "+r"(at), "+r"(wlen));
 		if (at <= 4 * NSK_OFFCPU_MAX_DEPTH * 8 + NSK_OFFCPU_USTACK_COPY &&
-		    !bpf_probe_read_kernel((__u8 *)ev->ips + at,
-					   NSK_OFFCPU_WAKER_COPY, p->waker_ustack))
-			ev->waker_ustack_len = NSK_OFFCPU_WAKER_COPY;
+		    wlen <= NSK_OFFCPU_WAKER_COPY && wlen > 0 &&
+		    !bpf_probe_read_kernel((__u8 *)ev->ips + at, wlen,
+					   p->waker_ustack))
+			ev->waker_ustack_len = wlen;
 	}
+no_waker_copy:
 	ev->nkernel = nk;
 	ev->nuser = nu;
 	ev->nwaker_kernel = nwk;

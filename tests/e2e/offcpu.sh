@@ -1,7 +1,12 @@
 #!/bin/sh
 # Off-CPU time by reason, on tests/workloads/blocking: each situation runs in
 # a function named after it, and the workload prints the time it measured
-# itself around each blocking call, so the answers hold on a loaded machine:
+# itself around each blocking call, so the answers hold on a loaded machine.
+# On a loaded machine a thread can also be preempted inside the call (before
+# it blocks, or after it is woken): that time is runqueue, not the call's
+# reason.  So "total = measured +-15%" below reads: the reason's time is at
+# most measured +15%, and with the function's runqueue time it is at least
+# measured -15%.  On an idle machine the runqueue part is ~0.
 #
 #   lock      lock_victim waits for a mutex lock_holder holds (5 x 40 ms):
 #             total = the victim's measured wait +-15%, waker lock_holder,
@@ -62,6 +67,11 @@ def near(got, want, tol, what):
           "%s: %.1f ms, expected %.1f ms +-%d%%" % (what, got / 1e6, want / 1e6,
                                                      tol * 100))
 
+def explains(got, rq, want, tol, what):
+    check(got <= (1 + tol) * want and got + rq >= (1 - tol) * want,
+          "%s: %.1f ms (+ %.1f ms runqueue), expected %.1f ms +-%d%%" %
+          (what, got / 1e6, rq / 1e6, want / 1e6, tol * 100))
+
 for r in ("lock", "disk", "process", "sleep", "runqueue"):
     check(any(x["depth"] == 0 and x["reason"] == r for x in rows),
           "a %s row" % r)
@@ -72,8 +82,8 @@ for r in rows:
             check(False, "row has %s: %r" % (k, r))
             break
 
-near(total("lock", "lock_victim"), ans["lock_victim"]["blocked_ns"], 0.15,
-     "lock time of lock_victim")
+explains(total("lock", "lock_victim"), total("runqueue", "lock_victim"),
+         ans["lock_victim"]["blocked_ns"], 0.15, "lock time of lock_victim")
 lock = max(paths("lock", "lock_victim"), key=lambda r: r["total_ns"])
 check(lock["waker"] == "lock_holder", "lock waker: %s" % lock["waker"])
 check("lock_holder" in (lock["waker_stack"] or "") and
@@ -88,8 +98,8 @@ d = total("disk", "disk_fsync")
 check(0.5 * fs <= d <= 1.05 * fs + 1e6,
       "disk time of disk_fsync: %.1f ms, fsync wall time %.1f ms" % (d / 1e6, fs / 1e6))
 
-near(total("process", "pipe_reader"), ans["pipe_reader"]["read_ns"], 0.15,
-     "process time of pipe_reader")
+explains(total("process", "pipe_reader"), total("runqueue", "pipe_reader"),
+         ans["pipe_reader"]["read_ns"], 0.15, "process time of pipe_reader")
 pipe = max(paths("process", "pipe_reader"), key=lambda r: r["total_ns"])
 check(pipe["waker"] == "pipe_writer", "pipe waker: %s" % pipe["waker"])
 check("pipe_write" in (pipe["waker_stack"] or ""),
@@ -99,8 +109,8 @@ main_pid = next(t["pid"] for t in threads if t["pid"] == t["tid"] and
 check(pipe["waker_pid"] not in (None, main_pid),
       "pipe waker is another process: %s" % pipe["waker_pid"])
 
-near(total("sleep", "sleeper"), ans["sleeper"]["sleep_ns"], 0.15,
-     "sleep time of sleeper")
+explains(total("sleep", "sleeper"), total("runqueue", "sleeper"),
+         ans["sleeper"]["sleep_ns"], 0.15, "sleep time of sleeper")
 
 rq = total("runqueue", "runqueue_spin")
 win = ans["runqueue_spin"]["window_ns"]
@@ -117,14 +127,15 @@ def thread(comm):
 
 sl = thread("sleeper")
 if sl:
-    near(sl["sleep_ns"], ans["sleeper"]["sleep_ns"], 0.15,
-         "per-thread sleep of sleeper")
+    explains(sl["sleep_ns"], sl["runqueue_ns"], ans["sleeper"]["sleep_ns"],
+             0.15, "per-thread sleep of sleeper")
     check(sl["on_cpu_ns"] + sl["off_cpu_ns"] == sl["wall_ns"],
           "per-thread split adds up")
 lv = thread("lock_victim")
 if lv:
-    near(lv["lock_ns"], ans["lock_victim"]["blocked_ns"], 0.15,
-         "per-thread lock of lock_victim")
+    # the thread's runqueue time includes its spins between rounds
+    explains(lv["lock_ns"], lv["runqueue_ns"], ans["lock_victim"]["blocked_ns"],
+             0.15, "per-thread lock of lock_victim")
 sys.exit(1 if bad else 0)
 PY
 then :; else
@@ -136,10 +147,13 @@ then :; else
 	fail "known answers"
 fi
 
-# Folded stacks weighted by off-CPU microseconds.
+# Folded stacks weighted by off-CPU microseconds: the lock_victim stacks in
+# futex weigh what the lock rows say.
 "$NUSKU" report "$out" --by blocking --folded > "$TMPD/folded" || fail "--folded"
 grep -q 'lock_victim;.*futex' "$TMPD/folded" || fail "no folded lock_victim stack"
 us=$(awk '/lock_victim;.*futex/ { s += $NF } END { print s }' "$TMPD/folded")
-ns=$(sed -n 's/^lock_victim blocked_ns=\([0-9]*\).*/\1/p' "$TMPD/answers")
-assert_near "$us" "$((ns / 1000))" "$((ns / 1000 * 15 / 100))" "folded lock_victim weight (us)"
+ns=$("$NUSKU" report "$out" -f csv --sql "SELECT sum(duration) FROM offcpu \
+	WHERE reason = 'lock' AND tid IN (SELECT tid FROM thread WHERE \
+	name = 'lock_victim')" | tail -n 1)
+assert_near "$us" "$((ns / 1000))" "$((ns / 1000 * 2 / 100 + 10))" "folded lock_victim weight (us)"
 echo "offcpu: ok"
