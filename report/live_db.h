@@ -20,7 +20,27 @@ struct nsk_live_db {
 	int ended;
 	struct nsk_reader_stats stats;
 	char message[256];
+	/* Running totals (live_agg.c): rows of a table up to its watermark
+	 * are summed in a temp table; marks remember which rowid the table
+	 * had reached at what recording time, to find a window's first row. */
+	struct nsk_live_agg {
+		struct nsk_live_src {
+			int64_t watermark;
+			struct {
+				int64_t rowid;
+				uint64_t time;
+			} marks[64];
+			unsigned nmarks;
+		} src[2];
+		int ready; /* the temp tables exist */
+	} agg[NSK_LIVE_NVIEWS];
 };
+
+/* Brings the running totals of a view's tables up to date; lo[i] is a
+ * rowid of its i-th table below every row of time >= since (0 when
+ * unsure).  0 or -EIO. */
+int nsk_live_agg__update(struct nsk_live_db *db, int view, uint64_t since,
+			 int64_t lo[2]);
 
 int nsk_live_db__open_loader(struct nsk_live_db *db);
 /* A transaction around each turn of the pump: one commit per turn. */

@@ -27,7 +27,7 @@ struct view_def {
 	const struct nsk_live_col *cols;
 	int ncols;
 	const char *const *sorts;
-	int (*query)(sqlite3 *db, const struct nsk_live_query *q,
+	int (*query)(struct nsk_live_db *ldb, const struct nsk_live_query *q,
 		     uint64_t since, struct nsk_live_table *t);
 };
 
@@ -92,26 +92,42 @@ static const struct nsk_live_col cpu_cols[] = {
 };
 static const char *const cpu_sorts[] = { "last window", "overall", NULL };
 
-static int cpu_query(sqlite3 *db, const struct nsk_live_query *q,
-		     uint64_t since, struct nsk_live_table *t)
+static int cpu_query(struct nsk_live_db *ldb,
+		     const struct nsk_live_query *q, uint64_t since,
+		     struct nsk_live_table *t)
 {
+	sqlite3 *db = ldb->sql;
+
+	/* Overall from the running totals, the window from the table's
+	 * tail (live_agg.c); ?5 is a rowid before the window. */
 #define CPU_SQL(order)                                                     \
-	"WITH s AS (SELECT * FROM sample WHERE (?2 = 0 OR pid = ?2) "      \
-	"  AND (?3 = 0 OR tid = ?3)), "                                    \
-	"tot AS (SELECT SUM(weight) AS w, SUM(CASE WHEN time >= ?1 "       \
-	"  THEN weight ELSE 0 END) AS r FROM s) "                          \
-	"SELECT COALESCE(f.name, '[no stack]'), "                          \
-	"  SUM(CASE WHEN s.time >= ?1 THEN s.weight ELSE 0 END) AS r, "    \
-	"  SUM(s.weight) AS w, (SELECT r FROM tot), (SELECT w FROM tot) "  \
-	"FROM s LEFT JOIN stack k ON k.id = s.stack_id "                   \
-	"LEFT JOIN func f ON f.id = k.leaf_func_id "                       \
+	"WITH tot AS (SELECT stack_id, sum(weight) AS w FROM temp.live_cpu " \
+	"  WHERE (?2 = 0 OR pid = ?2) AND (?3 = 0 OR tid = ?3) "            \
+	"  GROUP BY stack_id), "                                             \
+	"win AS (SELECT stack_id, sum(weight) AS r FROM sample "             \
+	"  WHERE rowid > ?5 AND time >= ?1 AND (?2 = 0 OR pid = ?2) "        \
+	"  AND (?3 = 0 OR tid = ?3) GROUP BY stack_id), "                    \
+	"s AS (SELECT tot.stack_id, tot.w, coalesce(win.r, 0) AS r "         \
+	"  FROM tot LEFT JOIN win ON win.stack_id = tot.stack_id), "         \
+	"sums AS (SELECT sum(r) AS r, sum(w) AS w FROM s) "                  \
+	"SELECT coalesce(f.name, '[no stack]'), sum(s.r) AS r, "             \
+	"  sum(s.w) AS w, (SELECT r FROM sums), (SELECT w FROM sums) "       \
+	"FROM s LEFT JOIN stack k ON k.id = s.stack_id "                     \
+	"LEFT JOIN func f ON f.id = k.leaf_func_id "                         \
 	"GROUP BY k.leaf_func_id ORDER BY " order " DESC, w DESC LIMIT ?4"
 	const char *full = q->sort == 1 ? CPU_SQL("w") : CPU_SQL("r");
 	sqlite3_stmt *st;
+	int64_t lo[2];
 	int rc;
 
+	if (nsk_live_agg__update(ldb, NSK_LIVE_CPU, since, lo) < 0) {
+		snprintf(t->note, sizeof(t->note), NO_DATA " (%s)",
+			 sqlite3_errmsg(db));
+		return 0;
+	}
 	if (prepare(db, full, q, since, &st, t) < 0)
 		return 0;
+	sqlite3_bind_int64(st, 5, lo[0]);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		char last[16], total[16], cpu[16];
 		const char *cells[4] = { last, total, cpu, col_text(st, 0) };
@@ -130,23 +146,6 @@ static int cpu_query(sqlite3 *db, const struct nsk_live_query *q,
 
 /* ---- alloc: sites with live bytes and growth -------------------------------------- */
 
-/* A site is the first frame outside the allocator (libc, libstdc++, ld.so,
- * the usual allocator libraries, the malloc family by name), as in
- * `nusku report --by alloc-site`; the leaf when every frame is inside. */
-#define ALLOC_SITE(stack)                                                       \
-	"coalesce((SELECT sf.func_id FROM stack_frame sf JOIN func u "           \
-	"ON u.id = sf.func_id WHERE sf.stack_id = " stack " AND NOT ("          \
-	"u.module LIKE 'libc.so%' OR u.module LIKE 'libc-%' "                   \
-	"OR u.module LIKE 'libstdc++%' OR u.module LIKE 'ld-linux%' "           \
-	"OR u.module LIKE 'libjemalloc%' OR u.module LIKE 'libtcmalloc%' "      \
-	"OR u.module LIKE 'libmimalloc%' OR u.name IN ('malloc', 'calloc', "    \
-	"'realloc', 'reallocarray', 'aligned_alloc', 'posix_memalign', "        \
-	"'memalign', 'valloc', 'pvalloc', '__libc_malloc', '__libc_calloc', "   \
-	"'__libc_realloc', '__libc_memalign', 'operator new', "                 \
-	"'operator new[]', '_Znwm', '_Znam', 'mmap', 'mmap64', '__mmap', "      \
-	"'sbrk', '__sbrk', 'brk', '__brk')) ORDER BY sf.pos LIMIT 1), "         \
-	"(SELECT leaf_func_id FROM stack WHERE id = " stack "))"
-
 static const char *const alloc_needs[] = { "alloc", "free", "stack",
 					   "stack_frame", "func", NULL };
 static const struct nsk_live_col alloc_cols[] = {
@@ -159,33 +158,50 @@ static const struct nsk_live_col alloc_cols[] = {
 static const char *const alloc_sorts[] = { "live bytes", "growth",
 					   "allocated", NULL };
 
-static int alloc_query(sqlite3 *db, const struct nsk_live_query *q,
+static int alloc_query(struct nsk_live_db *ldb,
+			const struct nsk_live_query *q,
 		       uint64_t since, struct nsk_live_table *t)
 {
+	sqlite3 *db = ldb->sql;
+	/* Overall from the running totals (live_agg.c: live and allocated
+	 * bytes, each stack's site); growth from the tails of alloc (?5)
+	 * and free (?6): bytes allocated minus bytes freed in the window. */
 #define ALLOC_SQL(order)                                                        \
-	"WITH a AS (SELECT id, time, stack_id, weight FROM alloc "              \
-	"  WHERE addr != 0 AND (?2 = 0 OR pid = ?2) AND (?3 = 0 OR tid = ?3)), " \
-	"fr AS (SELECT alloc_id, min(time) AS time FROM free "                  \
-	"  WHERE alloc_id IS NOT NULL GROUP BY alloc_id), "                     \
-	"site AS (SELECT x.stack_id, " ALLOC_SITE("x.stack_id") " AS func_id "   \
-	"  FROM (SELECT DISTINCT stack_id FROM a) x), "                         \
-	"per AS (SELECT s.func_id, a.time, a.weight, fr.time AS ftime FROM a "   \
-	"  JOIN site s ON s.stack_id = a.stack_id "                             \
-	"  LEFT JOIN fr ON fr.alloc_id = a.id) "                                \
-	"SELECT coalesce(f.name, '[unknown]'), "                                \
-	"  sum(CASE WHEN ftime IS NULL THEN weight ELSE 0 END) AS live, "       \
-	"  sum(CASE WHEN time >= ?1 THEN weight ELSE 0 END) - "                 \
-	"  sum(CASE WHEN ftime >= ?1 THEN weight ELSE 0 END) AS growth, "        \
-	"  sum(weight) AS total, count(*) AS n "                                \
+	"WITH tot AS (SELECT stack_id, sum(live) AS live, sum(total) AS total, " \
+	"  sum(n) AS n FROM temp.live_alloc WHERE (?2 = 0 OR pid = ?2) "        \
+	"  AND (?3 = 0 OR tid = ?3) GROUP BY stack_id), "                       \
+	"wa AS (SELECT stack_id, sum(weight) AS g FROM alloc WHERE rowid > ?5 " \
+	"  AND time >= ?1 AND addr != 0 AND (?2 = 0 OR pid = ?2) "              \
+	"  AND (?3 = 0 OR tid = ?3) GROUP BY stack_id), "                       \
+	"wf AS (SELECT a.stack_id, sum(a.weight) AS g FROM free f "             \
+	"  JOIN alloc a ON a.id = f.alloc_id WHERE f.rowid > ?6 "               \
+	"  AND f.time >= ?1 AND (?2 = 0 OR a.pid = ?2) "                        \
+	"  AND (?3 = 0 OR a.tid = ?3) GROUP BY a.stack_id), "                   \
+	"per AS (SELECT s.func_id, tot.live, tot.total, tot.n, "                \
+	"  coalesce(wa.g, 0) - coalesce(wf.g, 0) AS growth FROM tot "          \
+	"  JOIN temp.live_site s ON s.stack_id = tot.stack_id "                 \
+	"  LEFT JOIN wa ON wa.stack_id = tot.stack_id "                         \
+	"  LEFT JOIN wf ON wf.stack_id = tot.stack_id) "                        \
+	"SELECT coalesce(f.name, '[unknown]'), sum(live) AS live, "             \
+	"  sum(growth) AS growth, sum(total) AS total, sum(n) AS n "            \
 	"FROM per LEFT JOIN func f ON f.id = per.func_id "                      \
-	"GROUP BY per.func_id ORDER BY " order " DESC, live DESC LIMIT ?4"
+	"GROUP BY per.func_id HAVING n > 0 "                                    \
+	"ORDER BY " order " DESC, live DESC LIMIT ?4"
 	const char *sql = q->sort == 1 ? ALLOC_SQL("growth")
 			  : q->sort == 2 ? ALLOC_SQL("total")
 					 : ALLOC_SQL("live");
 	sqlite3_stmt *st;
+	int64_t lo[2];
 
+	if (nsk_live_agg__update(ldb, NSK_LIVE_ALLOC, since, lo) < 0) {
+		snprintf(t->note, sizeof(t->note), NO_DATA " (%s)",
+			 sqlite3_errmsg(db));
+		return 0;
+	}
 	if (prepare(db, sql, q, since, &st, t) < 0)
 		return 0;
+	sqlite3_bind_int64(st, 5, lo[0]);
+	sqlite3_bind_int64(st, 6, lo[1]);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		char live[16], growth[24], total[16], n[16], g[16];
 		const char *cells[5] = { live, growth, total, n, col_text(st, 0) };
@@ -225,9 +241,11 @@ static const char *const offcpu_sorts[] = { "blocked in last window",
 	"WHEN 7 THEN 'runqueue' WHEN 8 THEN 'page fault' ELSE 'other' END "     \
 	"ELSE " col " END"
 
-static int offcpu_query(sqlite3 *db, const struct nsk_live_query *q,
+static int offcpu_query(struct nsk_live_db *ldb,
+			const struct nsk_live_query *q,
 			uint64_t since, struct nsk_live_table *t)
 {
+	sqlite3 *db = ldb->sql;
 #define OFFCPU_SQL(order)                                                       \
 	"WITH o AS (SELECT * FROM offcpu WHERE (?2 = 0 OR pid = ?2) "           \
 	"  AND (?3 = 0 OR tid = ?3)), "                                         \
@@ -276,9 +294,11 @@ static const struct nsk_live_col syscall_cols[] = {
 static const char *const syscall_sorts[] = { "slowest call", "total time",
 					     "calls", NULL };
 
-static int syscall_query(sqlite3 *db, const struct nsk_live_query *q,
+static int syscall_query(struct nsk_live_db *ldb,
+			const struct nsk_live_query *q,
 			 uint64_t since, struct nsk_live_table *t)
 {
+	sqlite3 *db = ldb->sql;
 #define SYSCALL_SQL(order)                                                      \
 	"SELECT nr, max(max_ns) AS mx, "                                        \
 	"  max(CASE WHEN time >= ?1 THEN max_ns END), "                         \
@@ -333,9 +353,11 @@ static const struct nsk_live_col net_cols[] = {
 static const char *const net_sorts[] = { "retransmits in last window",
 					 "retransmits overall", NULL };
 
-static int net_query(sqlite3 *db, const struct nsk_live_query *q,
+static int net_query(struct nsk_live_db *ldb,
+			const struct nsk_live_query *q,
 		     uint64_t since, struct nsk_live_table *t)
 {
+	sqlite3 *db = ldb->sql;
 #define NET_SQL(order)                                                          \
 	"WITH r AS (SELECT conn_id, "                                           \
 	"  sum(CASE WHEN time >= ?1 THEN 1 ELSE 0 END) AS win, "                \
@@ -449,7 +471,7 @@ int nsk_live_view__query(struct nsk_live_db *db, const struct nsk_live_query *q,
 	}
 	now = nsk_live_db__now(db);
 	since = now > q->window_ns ? now - q->window_ns : 0;
-	v->query(db->sql, q, since, t);
+	v->query(db, q, since, t);
 	if (!t->nrows && !t->note[0])
 		snprintf(t->note, sizeof(t->note), NO_DATA);
 	return 0;

@@ -5,6 +5,7 @@
  * CLOCK_MONOTONIC so "last window" means what it says.
  *
  *   live_gen OUT SECONDS [--die]
+ *   live_gen OUT --fast N        N samples at once, 1 ms apart (for bench/)
  *
  * OUT is a path or "-" (stdout).  Chunks are flushed every 100 ms.  With
  * --die the generator writes half of its last chunk and exits without an
@@ -85,6 +86,7 @@ int main(int argc, char **argv)
 	struct nsk_writer *w;
 	struct nsk_record r;
 	uint64_t start, end, next, i = 0;
+	unsigned long long fast;
 	double seconds;
 	int die, err;
 
@@ -92,7 +94,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: live_gen OUT SECONDS [--die]\n");
 		return 2;
 	}
-	seconds = atof(argv[2]);
+	fast = !strcmp(argv[2], "--fast") && argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
+	seconds = fast ? 0 : atof(argv[2]);
 	die = argc > 3 && !strcmp(argv[3], "--die");
 	cio.fd = strcmp(argv[1], "-") ? open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644)
 				      : STDOUT_FILENO;
@@ -180,6 +183,16 @@ int main(int argc, char **argv)
 	r.loss.count = 7;
 	emit(w, &r);
 
+	for (; i < fast; i++) {
+		memset(&r, 0, sizeof(r));
+		r.type = NSK_REC_SAMPLE;
+		r.sample.time = start + i * 100000ull;
+		r.sample.pid = 4242;
+		r.sample.tid = 4242 + i % 4;
+		r.sample.stack_id = i % 10 < 6 ? 1 : i % 10 < 9 ? 2 : 3;
+		r.sample.weight = 100000;
+		emit(w, &r);
+	}
 	end = start + (uint64_t)(seconds * 1e9);
 	next = start;
 	while (mono_ns() < end) {

@@ -1,0 +1,164 @@
+/* Running totals for nusku live: a redraw must cost what arrived since the
+ * last one, not the whole recording.
+ *
+ * The overall columns of a view come from a temp table that sums the big
+ * event tables (samples; allocations and frees) by the keys the view
+ * groups and filters on; each update adds only the rows past a rowid
+ * watermark.  The "last window" columns scan the tail of the table from a
+ * rowid known to come before the window: a mark says that when the table
+ * had reached rowid R, no event loaded was newer than T, so if T is before
+ * the window, no row up to R is in it (whatever the order of the stream). */
+#include <errno.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+#include "report/live_db.h"
+
+struct agg_def {
+	const char *table[2]; /* whose rowids the watermarks follow */
+	const char *create;
+	const char *add[2];   /* ?1 old watermark, ?2 new watermark */
+	const char *after;    /* run after each update, may be NULL */
+};
+
+/* A site is the first frame outside the allocator (libc, libstdc++, ld.so,
+ * the usual allocator libraries, the malloc family by name), as in
+ * `nusku report --by alloc-site`; the leaf when every frame is inside. */
+#define ALLOC_SITE(stack)                                                       \
+	"coalesce((SELECT sf.func_id FROM stack_frame sf JOIN func u "           \
+	"ON u.id = sf.func_id WHERE sf.stack_id = " stack " AND NOT ("          \
+	"u.module LIKE 'libc.so%' OR u.module LIKE 'libc-%' "                   \
+	"OR u.module LIKE 'libstdc++%' OR u.module LIKE 'ld-linux%' "           \
+	"OR u.module LIKE 'libjemalloc%' OR u.module LIKE 'libtcmalloc%' "      \
+	"OR u.module LIKE 'libmimalloc%' OR u.name IN ('malloc', 'calloc', "    \
+	"'realloc', 'reallocarray', 'aligned_alloc', 'posix_memalign', "        \
+	"'memalign', 'valloc', 'pvalloc', '__libc_malloc', '__libc_calloc', "   \
+	"'__libc_realloc', '__libc_memalign', 'operator new', "                 \
+	"'operator new[]', '_Znwm', '_Znam', 'mmap', 'mmap64', '__mmap', "      \
+	"'sbrk', '__sbrk', 'brk', '__brk')) ORDER BY sf.pos LIMIT 1), "         \
+	"(SELECT leaf_func_id FROM stack WHERE id = " stack "))"
+
+static const struct agg_def defs[NSK_LIVE_NVIEWS] = {
+	[NSK_LIVE_CPU] = {
+		{ "sample" },
+		"CREATE TEMP TABLE IF NOT EXISTS live_cpu (pid INTEGER, "
+		"tid INTEGER, stack_id INTEGER, weight INTEGER, "
+		"PRIMARY KEY (pid, tid, stack_id))",
+		{ "INSERT INTO temp.live_cpu SELECT pid, tid, stack_id, "
+		  "sum(weight) FROM sample WHERE rowid > ?1 AND rowid <= ?2 "
+		  "GROUP BY pid, tid, stack_id ON CONFLICT DO UPDATE SET "
+		  "weight = weight + excluded.weight" },
+		NULL,
+	},
+	/* Allocations add to live and allocated bytes; a free takes its
+	 * allocation's bytes off live (frees of blocks the recording never
+	 * saw allocated have no alloc_id and count nowhere). */
+	[NSK_LIVE_ALLOC] = {
+		{ "alloc", "free" },
+		"CREATE TEMP TABLE IF NOT EXISTS live_alloc (pid INTEGER, "
+		"tid INTEGER, stack_id INTEGER, live INTEGER, total INTEGER, "
+		"n INTEGER, PRIMARY KEY (pid, tid, stack_id));"
+		"CREATE TEMP TABLE IF NOT EXISTS live_site (stack_id INTEGER "
+		"PRIMARY KEY, func_id INTEGER)",
+		{ "INSERT INTO temp.live_alloc SELECT pid, tid, stack_id, "
+		  "sum(weight), sum(weight), count(*) FROM alloc "
+		  "WHERE rowid > ?1 AND rowid <= ?2 AND addr != 0 "
+		  "GROUP BY pid, tid, stack_id ON CONFLICT DO UPDATE SET "
+		  "live = live + excluded.live, total = total + excluded.total, "
+		  "n = n + excluded.n",
+		  "INSERT INTO temp.live_alloc SELECT a.pid, a.tid, a.stack_id, "
+		  "-sum(a.weight), 0, 0 FROM free f JOIN alloc a "
+		  "ON a.id = f.alloc_id WHERE f.rowid > ?1 AND f.rowid <= ?2 "
+		  "GROUP BY a.pid, a.tid, a.stack_id ON CONFLICT DO UPDATE SET "
+		  "live = live + excluded.live" },
+		/* Stacks never change: each one's site is found once. */
+		"INSERT OR IGNORE INTO temp.live_site SELECT x.stack_id, "
+		ALLOC_SITE("x.stack_id") " FROM (SELECT DISTINCT stack_id "
+		"FROM temp.live_alloc WHERE stack_id NOT IN "
+		"(SELECT stack_id FROM temp.live_site)) x",
+	},
+};
+
+static int64_t max_rowid(sqlite3 *db, const char *table)
+{
+	char sql[128];
+	sqlite3_stmt *st;
+	int64_t v = 0;
+
+	snprintf(sql, sizeof(sql), "SELECT max(rowid) FROM %s", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* Adds one table's new rows; then marks how far it got. */
+static int update_src(struct nsk_live_db *db, struct nsk_live_src *src,
+		      const char *table, const char *add, uint64_t since,
+		      int64_t *lo)
+{
+	sqlite3_stmt *st;
+	int64_t top = max_rowid(db->sql, table);
+	int rc;
+
+	*lo = 0;
+	if (top < 0)
+		return -EIO;
+	if (top > src->watermark) {
+		if (sqlite3_prepare_v2(db->sql, add, -1, &st, NULL) != SQLITE_OK)
+			return -EIO;
+		sqlite3_bind_int64(st, 1, src->watermark);
+		sqlite3_bind_int64(st, 2, top);
+		rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return -EIO;
+		src->watermark = top;
+		/* By recording time last_time, the table had reached top. */
+		if (src->nmarks == sizeof(src->marks) / sizeof(src->marks[0])) {
+			for (unsigned i = 1; i < src->nmarks; i++)
+				src->marks[i - 1] = src->marks[i];
+			src->nmarks--;
+		}
+		src->marks[src->nmarks].rowid = top;
+		src->marks[src->nmarks].time = db->last_time;
+		src->nmarks++;
+	}
+	/* The newest mark from before the window. */
+	for (unsigned i = src->nmarks; i-- > 0;) {
+		if (src->marks[i].time < since) {
+			*lo = src->marks[i].rowid;
+			break;
+		}
+	}
+	return 0;
+}
+
+int nsk_live_agg__update(struct nsk_live_db *db, int view, uint64_t since,
+			 int64_t lo[2])
+{
+	const struct agg_def *d = &defs[view];
+	struct nsk_live_agg *a = &db->agg[view];
+	int err;
+
+	lo[0] = lo[1] = 0;
+	if (!d->table[0])
+		return -EINVAL;
+	if (!a->ready) {
+		if (sqlite3_exec(db->sql, d->create, NULL, NULL, NULL) != SQLITE_OK)
+			return -EIO;
+		a->ready = 1;
+	}
+	for (int i = 0; i < 2 && d->table[i]; i++) {
+		err = update_src(db, &a->src[i], d->table[i], d->add[i], since,
+				 &lo[i]);
+		if (err < 0)
+			return err;
+	}
+	if (d->after && sqlite3_exec(db->sql, d->after, NULL, NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	return 0;
+}
