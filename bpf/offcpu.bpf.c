@@ -72,8 +72,10 @@ struct nsk_offcpu_pending {
 	__u64 waker_user[NSK_OFFCPU_MAX_DEPTH];
 	__u64 waker_regs[3];
 	__u32 waker_ustack_len;
-	__u32 pad2;
+	__u32 user_copy_len; /* with HAVE_USTACK: the copy taken then */
+	__u64 user_regs[3];
 	__u8 waker_ustack[NSK_OFFCPU_WAKER_COPY];
+	__u8 user_copy[NSK_OFFCPU_USTACK_COPY];
 };
 
 /* pending.flags only, never in a record */
@@ -81,7 +83,9 @@ struct nsk_offcpu_pending {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096); /* resized from user space before load */
+	/* ~5 KiB a thread: allocated as threads are seen, not up front */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
 	__type(key, __u32);	   /* tid */
 	__type(value, struct nsk_offcpu_pending);
 } offcpu_pending SEC(".maps");
@@ -137,10 +141,6 @@ static __always_inline void read_syscall(struct task_struct *t, __u32 *nr,
 #endif
 }
 
-/* The current task's user registers and the top of its user stack, after
- * the ips at ev->ips[off], for DWARF unwinding in user space.  A read that
- * would run past the end of the stack mapping fails as a whole: retry
- * shorter. */
 /* How much of a stack to copy: up to the frame bp points to, plus its
  * saved bp and return address, is all DWARF needs to reach the first frame
  * that keeps a frame pointer (the frame-pointer walk goes on from there);
@@ -157,6 +157,10 @@ static __always_inline __u32 copy_len(__u64 sp, __u64 bp, __u32 max)
 	return len;
 }
 
+/* The current task's user registers and the top of its user stack, after
+ * the ips at ev->ips[off], for DWARF unwinding in user space.  A read that
+ * would run past the end of the stack mapping fails as a whole: retry
+ * shorter. */
 static __always_inline void copy_user_stack(struct nsk_ev_offcpu *ev, __u32 off)
 {
 	__u64 len;
@@ -179,6 +183,30 @@ static __always_inline void copy_user_stack(struct nsk_ev_offcpu *ev, __u32 off)
 		ev->ustack_len = len;
 	else if (len > 512 && !bpf_probe_read_user(&ev->ips[off], 512, (void *)sp))
 		ev->ustack_len = 512;
+#endif
+}
+
+/* The current task's user registers and the top of its stack into its own
+ * slot, at switch-out: it may not be in its own context again before the
+ * interval is emitted. */
+static __always_inline void copy_stack_to_slot(struct nsk_offcpu_pending *p)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u64 sp, len;
+
+	if (!regs)
+		return;
+#if defined(__TARGET_ARCH_x86)
+	p->user_regs[0] = BPF_CORE_READ(regs, ip);
+	p->user_regs[1] = sp = BPF_CORE_READ(regs, sp);
+	p->user_regs[2] = BPF_CORE_READ(regs, bp);
+	len = copy_len(sp, p->user_regs[2], NSK_OFFCPU_USTACK_COPY);
+	asm volatile("" : "+r"(len));
+	if (len > NSK_OFFCPU_USTACK_COPY || len < 64)
+		return;
+	if (!bpf_probe_read_user(p->user_copy, len, (void *)sp))
+		p->user_copy_len = len;
 #endif
 }
 
@@ -280,10 +308,25 @@ static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
 	off += nwu;
 	if (off > 4 * NSK_OFFCPU_MAX_DEPTH)
 		return;
-	if (copy_user && copy_stacks)
+	ev->user_regs[0] = 0;
+	if (copy_user && copy_stacks) {
 		copy_user_stack(ev, off);
-	else
-		ev->user_regs[0] = 0;
+	} else if (p->user_copy_len && (p->flags & NSK_OFFCPU_F_HAVE_USTACK)) {
+		/* the copy taken with the walk at switch-out */
+		__u64 len = p->user_copy_len;
+
+		if (len > NSK_OFFCPU_USTACK_COPY)
+			goto no_user_copy;
+		asm volatile("" : "+r"(len));
+		if (len <= NSK_OFFCPU_USTACK_COPY && len > 0 &&
+		    !bpf_probe_read_kernel(&ev->ips[off], len, p->user_copy)) {
+			ev->ustack_len = len;
+			ev->user_regs[0] = p->user_regs[0];
+			ev->user_regs[1] = p->user_regs[1];
+			ev->user_regs[2] = p->user_regs[2];
+		}
+	}
+no_user_copy:
 	ev->waker_ustack_len = 0;
 	ev->waker_regs[0] = p->waker_regs[0];
 	ev->waker_regs[1] = p->waker_regs[1];
@@ -367,6 +410,9 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	}
 	p->nuser = (__u64)n / 8;
 	p->flags |= NSK_OFFCPU_F_HAVE_USTACK;
+	p->user_copy_len = 0;
+	if (n > 0 && copy_stacks)
+		copy_stack_to_slot(p);
 }
 
 static __always_inline void switch_in(void *ctx, struct task_struct *next,
