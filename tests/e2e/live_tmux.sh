@@ -63,4 +63,22 @@ grep -q 'exited 0' "$TMPD/exit" || fail "quit with $(cat "$TMPD/exit")"
 kill $gen 2>/dev/null
 wait $gen 2>/dev/null
 echo "ok: q quits"
+
+# A pipe on stdin: keys still come from the terminal.
+rm -f "$TMPD/exit"
+T new-session -d -x 80 -y 24 -s pipe \
+	"'$GEN' - 5 2>/dev/null | TERM=xterm-256color '$NUSKU' live --interval 0.3 -; echo exited \$? > '$TMPD/exit'; sleep 30" ||
+	fail "tmux: second session"
+for i in $(seq 50); do
+	T capture-pane -p -t pipe >"$TMPD/screen" 2>/dev/null
+	grep -q 'gen_hot_a' "$TMPD/screen" && break
+	sleep 0.1
+done
+grep -q 'gen_hot_a' "$TMPD/screen" || { cat "$TMPD/screen" >&2; fail "pipe: the top function is not on the screen"; }
+grep -q 'stdin' "$TMPD/screen" || fail "pipe: the source is not named"
+[ "$(wc -L <"$TMPD/screen")" -le 80 ] || fail "wider than 80 columns"
+T send-keys -t pipe q
+for i in $(seq 50); do [ -s "$TMPD/exit" ] && break; sleep 0.1; done
+grep -q 'exited 0' "$TMPD/exit" 2>/dev/null || fail "pipe: q did not quit"
+echo "ok: a pipe at 80x24, keys from the terminal"
 echo "live_tmux: ok"
