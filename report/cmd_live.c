@@ -270,6 +270,15 @@ static void status_of(struct run *r, struct nsk_live_status *st)
 	st->source = nsk_live_source__name(r->src);
 	nsk_live_db__status(r->db, st);
 	st->bytes = nsk_live_source__bytes(r->src);
+	/* The newest event's age, where its clock is ours: a local source
+	 * still live, and a plausible number (not a replayed old file). */
+	st->age_s = -1;
+	if (!r->o->ssh_host && !st->ended && nsk_live_db__now(r->db)) {
+		double age = ((double)now_ns() - (double)nsk_live_db__now(r->db)) / 1e9;
+
+		if (age >= 0 && age < 60)
+			st->age_s = age;
+	}
 	if (r->child_msg[0])
 		snprintf(st->message, sizeof(st->message), "%.*s",
 			 (int)sizeof(st->message) - 1, r->child_msg);

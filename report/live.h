@@ -148,6 +148,8 @@ struct nsk_live_status {
 	uint64_t dropped;    /* bytes at the end that formed no whole chunk */
 	uint64_t corrupt;    /* corrupt chunks skipped */
 	double span_s;	     /* recording time covered so far */
+	double age_s;	     /* now minus the newest event shown, < 0 unknown
+			      * (another host's clock, or a finished stream) */
 	int ended;	     /* no more data will come */
 	int clean_end;	     /* the recording's END record was read */
 	int paused;

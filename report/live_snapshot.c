@@ -89,7 +89,11 @@ int nsk_live_snapshot__print(FILE *f, struct nsk_live_db *db,
 
 	nsk_live__status_line(line, sizeof(line), st, elapsed_s);
 	/* +T: seconds since live started, so a log shows the pace. */
-	fprintf(f, "== nusku live +%.2fs: %s\n", elapsed_s, line);
+	if (st->age_s >= 0)
+		fprintf(f, "== nusku live +%.2fs age %.3fs: %s\n", elapsed_s,
+			st->age_s, line);
+	else
+		fprintf(f, "== nusku live +%.2fs: %s\n", elapsed_s, line);
 	if (st->message[0])
 		fprintf(f, "   %s\n", st->message);
 	for (int v = 0; v < NSK_LIVE_NVIEWS; v++) {

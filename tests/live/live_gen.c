@@ -1,6 +1,7 @@
 /* live_gen: writes a synthetic recording in real time, for the nusku live
  * tests.  It needs no BPF and no root, and its answer is known by
- * construction: CPU samples split 60/30/10 between gen_hot_a, gen_hot_b and
+ * construction (LIVE_GEN_FLUSH_MS sets the flush interval, default 100):
+ * CPU samples split 60/30/10 between gen_hot_a, gen_hot_b and
  * gen_hot_c, a loss record of 7 events, and samples stamped with the real
  * CLOCK_MONOTONIC so "last window" means what it says.
  *
@@ -87,7 +88,7 @@ int main(int argc, char **argv)
 	struct nsk_record r;
 	uint64_t start, end, next, i = 0;
 	unsigned long long fast;
-	double seconds;
+	double seconds, flush_ms;
 	int die, err;
 
 	if (argc < 3) {
@@ -109,8 +110,10 @@ int main(int argc, char **argv)
 	io->write = cut_write;
 	io->close = cut_close;
 	io->ctx = &cio;
+	/* LIVE_GEN_FLUSH_MS: the writer's flush interval (bench/). */
+	flush_ms = getenv("LIVE_GEN_FLUSH_MS") ? atof(getenv("LIVE_GEN_FLUSH_MS")) : 100;
 	err = nsk_writer__new(io, &(struct nsk_writer_opts){
-					  .flush_interval_ns = 100000000ull },
+					  .flush_interval_ns = (uint64_t)(flush_ms * 1e6) },
 			      &w);
 	if (err < 0) {
 		fprintf(stderr, "live_gen: writer: %s\n", strerror(-err));
