@@ -67,12 +67,6 @@ static void usage(FILE *f)
 		"filter, c clear filter, q quit.  Otherwise a text snapshot per interval.\n");
 }
 
-struct args {
-	struct nsk_live_opts o;
-	char **ssh_opts;
-	char **record_args;
-};
-
 static int push_arg(char ***v, int *n, const char *s)
 {
 	char **nv = realloc(*v, (*n + 2) * sizeof(**v));

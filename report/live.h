@@ -56,8 +56,6 @@ int nsk_live_source__wait_start(struct nsk_live_source *s, char *err,
  * nothing is there yet and 0 only at the real end.  Bytes read are copied
  * to -o.  The io does not own the source: free the reader first. */
 struct nsk_io *nsk_live_source__io(struct nsk_live_source *s);
-/* Rewinds a file source to its first byte (a header read too early). */
-int nsk_live_source__rewind(struct nsk_live_source *s);
 /* The fd to poll for input, -1 for a regular file (poll on a timer). */
 int nsk_live_source__fd(const struct nsk_live_source *s);
 /* 1 when no more bytes will come: a pipe or child closed, or no process

@@ -56,7 +56,7 @@ const char *nsk_live_table__cell(const struct nsk_live_table *t, int row,
 void nsk_live_table__layout(const struct nsk_live_table *t, int width,
 			    int *widths)
 {
-	int total = 0, nflex = 0, fixed = 0;
+	int total = 0, nflex = 0;
 
 	for (int c = 0; c < t->ncols; c++) {
 		int w = (int)strlen(t->cols[c].name);
@@ -73,10 +73,7 @@ void nsk_live_table__layout(const struct nsk_live_table *t, int width,
 		total += w + (c ? 1 : 0);
 		if (t->cols[c].flex)
 			nflex++;
-		else
-			fixed += w + (c ? 1 : 0);
 	}
-	(void)fixed;
 	/* Too wide: the flex (name) columns give up the excess, each
 	 * keeping at least 8 columns; numbers never shrink. */
 	while (total > width && nflex) {
