@@ -56,6 +56,25 @@ T send-keys -t live p
 wait_screen '\[live\]|\[ended' || fail "p did not resume"
 echo "ok: views switch, pause works"
 
+T send-keys -t live s
+wait_screen 'sort: overall' || fail "s did not change the sort"
+T send-keys -t live t
+wait_screen 'thread id' || fail "t did not ask for a thread"
+T send-keys -t live 4242 Enter
+wait_screen 'filter: thread 4242' || fail "the thread filter is not shown"
+wait_screen 'gen_hot_a' || fail "thread 4242 (the generator's) shows nothing"
+T send-keys -t live t 99 Enter
+wait_screen 'filter: thread 99' || fail "the second thread filter is not shown"
+wait_screen 'no data for this signal' || fail "a thread without samples must show no rows"
+T send-keys -t live c
+for i in $(seq 30); do
+	T capture-pane -p -t live >"$TMPD/screen"
+	grep -q 'filter:' "$TMPD/screen" || break
+	sleep 0.1
+done
+grep -q 'filter:' "$TMPD/screen" && fail "c did not clear the filter"
+echo "ok: sort, thread filter and clear"
+
 T send-keys -t live q
 for i in $(seq 50); do [ -s "$TMPD/exit" ] && break; sleep 0.1; done
 [ -s "$TMPD/exit" ] || fail "q did not quit"
