@@ -21,7 +21,9 @@
  *        blocking --pingpong N [DELAY_S]
  *          for bench/offcpu.sh: after DELAY_S seconds (time for a tracer to
  *          attach), two threads pass a byte back and forth over two pipes N
- *          times (4 blocks per round trip); prints the round trips' time.
+ *          times (2 blocks per round trip); prints the round trips' wall
+ *          time and the CPU time the process spent on them (which a loaded
+ *          machine disturbs less).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -36,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -244,10 +247,20 @@ static NOINLINE void *pong(void *arg)
 	return NULL;
 }
 
+static uint64_t cpu_ns(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) *
+		       1000000000u +
+	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
+}
+
 static NOINLINE int pingpong(long rounds, double delay_s)
 {
 	pthread_t t;
-	uint64_t t0;
+	uint64_t t0, c0;
 	char c = 'p';
 
 	ping_rounds = rounds;
@@ -258,12 +271,14 @@ static NOINLINE int pingpong(long rounds, double delay_s)
 	if (pthread_create(&t, NULL, pong, NULL))
 		die("pthread_create");
 	t0 = now_ns();
+	c0 = cpu_ns();
 	for (long i = 0; i < rounds; i++)
 		if (write(ping_fds[1], &c, 1) != 1 || read(pong_fds[0], &c, 1) != 1)
 			die("ping");
-	printf("pingpong rounds=%ld ns=%llu\n", rounds,
-	       (unsigned long long)(now_ns() - t0));
 	pthread_join(t, NULL);
+	printf("pingpong rounds=%ld ns=%llu cpu_ns=%llu\n", rounds,
+	       (unsigned long long)(now_ns() - t0),
+	       (unsigned long long)(cpu_ns() - c0));
 	return 0;
 }
 
