@@ -10,7 +10,7 @@ need_bpf
 command -v python3 >/dev/null || skip "python3 is needed to parse JSON"
 
 out=$TMPD/run.nsk
-"$NUSKU" record -q -o "$out" -- "$WORKLOADS/cpu_hot" 2 || fail "record exited $?"
+"$NUSKU" record -q -e cpu -o "$out" -- "$WORKLOADS/cpu_hot" 2 || fail "record exited $?"
 "$NUSKU" report --format json "$out" >"$TMPD/r.json" || fail "report exited $?"
 
 # share FUNCTION KEY: the function's self_pct or total_pct
@@ -44,7 +44,7 @@ PY
 echo "ok: shares, inline frame, summary"
 
 # through a pipe: record to stdout, report from stdin
-"$NUSKU" record -q -o - -- "$WORKLOADS/cpu_hot" 1 2>/dev/null |
+"$NUSKU" record -q -e cpu -o - -- "$WORKLOADS/cpu_hot" 1 2>/dev/null |
 	"$NUSKU" report --format json - >"$TMPD/r.json" || fail "pipe report failed"
 assert_near "$(share hot_a self_pct)" 60 5 "hot_a self % through a pipe"
 
