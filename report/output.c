@@ -258,7 +258,18 @@ static void print_cell(FILE *f, const char *s, const struct tcol *col, int last)
 	char shortened[4096];
 	size_t len = strlen(s);
 
-	if (len > col->width) {
+	if (len > col->width && (col->flags & NSK_COL_CUT_END)) {
+		size_t keep = col->width < sizeof(shortened) - 1 ?
+			      col->width : sizeof(shortened) - 1;
+
+		/* a call chain: what comes first (the leaf) matters most */
+		keep = keep > 3 ? keep - 3 : 0;
+		memcpy(shortened, s, keep);
+		memcpy(shortened + keep, "...", 4);
+		shortened[col->width < 3 ? col->width : keep + 3] = '\0';
+		s = shortened;
+		len = strlen(s);
+	} else if (len > col->width) {
 		nsk_out__shorten(s, col->width < sizeof(shortened) - 1
 					    ? col->width : sizeof(shortened) - 1,
 				 shortened);

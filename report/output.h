@@ -16,6 +16,8 @@ enum nsk_col_flags {
 	NSK_COL_TEXT_ONLY = 1u << 3, /* not in JSON or CSV */
 	NSK_COL_DATA_ONLY = 1u << 4, /* not in the text table */
 	NSK_COL_INDENT = 1u << 5,    /* text: indented by the "depth" column */
+	NSK_COL_CUT_END = 1u << 6,   /* text: shortened at the end ("a <- b...")
+				      * instead of as a name */
 };
 
 struct nsk_col_hint {

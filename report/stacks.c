@@ -146,7 +146,8 @@ int nsk_stacks__by_stack(struct nsk_report *rep, const struct nsk_view *v)
 	struct nsk_col_hint h[] = {
 		{ v->unit, NULL, 0 },
 		{ "pct", "pct", NSK_COL_PCT },
-		{ "chain", "call chain (leaf first)", NSK_COL_FLEX },
+		{ "chain", "call chain (leaf first)",
+		  NSK_COL_FLEX | NSK_COL_CUT_END },
 		{ "function", NULL, NSK_COL_DATA_ONLY },
 		{ "module", NULL, NSK_COL_DATA_ONLY },
 		{ "path", NULL, NSK_COL_DATA_ONLY },

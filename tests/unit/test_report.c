@@ -159,6 +159,17 @@ START_TEST(stack_view)
 }
 END_TEST
 
+START_TEST(stack_view_text_cut)
+{
+	rep.out.fmt = NSK_FMT_TEXT;
+	rep.out.width = 50;
+	run("stack", 0);
+	/* a chain keeps its leaf end and loses its root end */
+	ck_assert_ptr_nonnull(strstr(out, "     10  10.00%  recurse <- recurse <- "
+				     "recurse ...\n"));
+}
+END_TEST
+
 START_TEST(folded)
 {
 	run(NULL, 'f');
@@ -412,6 +423,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, function_view);
 	tcase_add_test(tc, counts_and_unresolved);
 	tcase_add_test(tc, stack_view);
+	tcase_add_test(tc, stack_view_text_cut);
 	tcase_add_test(tc, folded);
 	tcase_add_test(tc, tree);
 	tcase_add_test(tc, filters);
