@@ -93,8 +93,26 @@ for mb in 10us 1us; do
 		"$n intervals >= $mb, $lost lost"
 done
 
+# bcc compiles offcputime against the kernel's headers; a kernel without
+# them gets Debian's merged into one tree (as bench/alloc.sh does), so that
+# what stops it, if anything, is the kernel itself: offcputime needs a
+# kprobe on finish_task_switch.
+bcc_headers() {
+	[ -e "/lib/modules/$(uname -r)/build" ] && return 0
+	[ -n "${BCC_KERNEL_SOURCE:-}" ] && return 0
+	common=$(ls -d /usr/src/linux-headers-*-common 2>/dev/null | sort -V | tail -1)
+	arch=$(ls -d "${common%-common}"-amd64 "${common%-common}"-arm64 2>/dev/null | head -1)
+	[ -n "$common" ] && [ -n "$arch" ] || return 0
+	mkdir -p "$T/kernel"
+	cp -rs "$common/." "$T/kernel/" 2>/dev/null || true
+	cp -rsf "$arch/." "$T/kernel/" 2>/dev/null || true
+	BCC_KERNEL_SOURCE=$T/kernel
+	export BCC_KERNEL_SOURCE
+}
+
 # bcc attaches to a running pid: the workload waits BCC_DELAY s first.
 if [ -x "$BCC" ]; then
+	bcc_headers
 	bcc_run() {
 		$PIN "$W" --pingpong "$ROUNDS" "$BCC_DELAY" &
 		wp=$!
@@ -111,7 +129,10 @@ if [ -x "$BCC" ]; then
 			"$(grep -c ';' "$T/bcc.best") folded stacks"
 	else
 		why=$(cat "$T/bcc.folded" "$T/bcc.stderr" 2>/dev/null |
-			grep -m1 -o -i "unable to find kernel headers\|failed to compile[^<]*" || true)
+			grep -m1 -o -i "unable to find kernel headers\|failed to compile[^<]*\|kprobes/blacklist\|cannot attach kprobe[^,]*" || true)
+		case $why in
+		*kprobe*) why="needs kprobes (finish_task_switch): none on this kernel" ;;
+		esac
 		echo "| bcc offcputime -p          |       n/a |          |            |            | ${why:-failed} |"
 	fi
 else
