@@ -8,6 +8,7 @@
  * Readable at 80x24; the name column takes any width beyond that. */
 #include <ctype.h>
 #include <errno.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,8 @@ int nsk_live_screen__new(const struct nsk_live_opts *o,
 
 	if (!sc)
 		return -ENOMEM;
+	/* ncursesw draws names in the user's encoding (UTF-8 symbols). */
+	setlocale(LC_CTYPE, "");
 	sc->tty = fopen("/dev/tty", "re");
 	if (!sc->tty) {
 		free(sc);

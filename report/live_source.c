@@ -239,6 +239,17 @@ int nsk_live_source__open(const struct nsk_live_opts *o,
 	s->io.ctx = s;
 	s->last_growth_ns = now_ns();
 
+	if (o->output && o->input && strcmp(o->input, "-")) {
+		struct stat in, outst;
+
+		if (stat(o->input, &in) == 0 && stat(o->output, &outst) == 0 &&
+		    in.st_dev == outst.st_dev && in.st_ino == outst.st_ino) {
+			res = -EINVAL;
+			snprintf(err, errlen, "-o %s is the recording being read",
+				 o->output);
+			goto cleanup;
+		}
+	}
 	if (o->output) {
 		s->tee_fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC |
 						    O_CLOEXEC, 0644);
