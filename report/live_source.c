@@ -316,6 +316,13 @@ int nsk_live_source__open(const struct nsk_live_opts *o,
 		snprintf(s->name, sizeof(s->name), "%s",
 			 base ? base + 1 : o->input);
 		s->fd = open(o->input, O_RDONLY | O_CLOEXEC);
+		/* `nusku record -o run.nsk ... & nusku live run.nsk`: the
+		 * recorder creates its file once its probes are attached;
+		 * give it a few seconds to appear. */
+		for (int i = 0; s->fd < 0 && errno == ENOENT && i < 50; i++) {
+			usleep(100000);
+			s->fd = open(o->input, O_RDONLY | O_CLOEXEC);
+		}
 		if (s->fd < 0) {
 			res = -errno;
 			snprintf(err, errlen, "cannot open %s: %s", o->input,
