@@ -133,6 +133,10 @@ static int fill(struct nsk_reader *r, size_t need)
 		if (n < 0)
 			return fatal(r, (int)n, "read error at offset %" PRIu64 ": %s",
 				     r->base + r->len, strerror((int)-n));
+		if ((size_t)n > r->cap - r->len)
+			return fatal(r, -EIO, "read error at offset %" PRIu64
+					      ": the source returned more than asked",
+				     r->base + r->len);
 		if (n == 0) {
 			r->eof = 1;
 			return 0;
@@ -338,7 +342,6 @@ static int enter_chunk(struct nsk_reader *r, const uint8_t *h, const uint8_t *pa
 			ci->offset, bad);
 		return 0;
 	}
-	(void)h;
 	r->rp = raw;
 	r->rend = raw + ci->raw_len;
 	r->left = ci->records;
