@@ -388,6 +388,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 			return;
 		}
 	}
+	/* The switch-in of the last interval was not seen (the program did
+	 * not run for it): that interval is lost; say so. */
+	if (p->start_ns)
+		count_drop(NSK_OFFCPU_DROP_UNPAIRED);
 	/* Blocking again before its sys_exit: still the same user stack. */
 	if (p->held)
 		emit(ctx, p, tid, 1);

@@ -41,6 +41,7 @@ struct offcpu_state {
 	int drops_fd;
 	int ncpu;
 	uint64_t drops_seen[NSK_OFFCPU_DROP_MAX];
+	uint64_t misses_seen; /* runs of our programs the kernel skipped */
 };
 
 static size_t name_stack(const struct offcpu_state *st, const __u64 *ips,
@@ -245,6 +246,7 @@ static int offcpu_poll(struct nsk_session *s, void *state, int final)
 	static const char *const sources[NSK_OFFCPU_DROP_MAX] = {
 		[NSK_OFFCPU_DROP_RINGBUF] = "offcpu.ringbuf",
 		[NSK_OFFCPU_DROP_TIDS] = "offcpu.threads",
+		[NSK_OFFCPU_DROP_UNPAIRED] = "offcpu.unpaired",
 	};
 	struct offcpu_state *st = state;
 	uint64_t *v = calloc(st->ncpu, sizeof(*v));
@@ -264,6 +266,26 @@ static int offcpu_poll(struct nsk_session *s, void *state, int final)
 		}
 	}
 	free(v);
+	/* The kernel skips a program it finds already running on the CPU
+	 * (recursion protection): a switch or a sys_exit we never saw. */
+	{
+		struct bpf_program *prog;
+		uint64_t misses = 0;
+
+		bpf_object__for_each_program(prog, st->skel->obj) {
+			struct bpf_prog_info info;
+			__u32 len = sizeof(info);
+
+			memset(&info, 0, sizeof(info));
+			if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+				misses += info.recursion_misses;
+		}
+		if (misses > st->misses_seen) {
+			nsk_session__lost(s, "offcpu.recursion",
+					  misses - st->misses_seen);
+			st->misses_seen = misses;
+		}
+	}
 	return 0;
 }
 

@@ -28,17 +28,21 @@ need_bpf
 command -v python3 >/dev/null || skip "python3 is needed to parse JSON"
 
 out=$TMPD/run.nsk
-"$NUSKU" record -q -e offcpu -o "$out" -- "$WORKLOADS/blocking" "$TMPD" \
-	> "$TMPD/answers" || fail "record exited $?"
-cat "$TMPD/answers"
-"$NUSKU" report "$out" --by blocking -f json > "$TMPD/rows.json" ||
-	fail "report --by blocking exited $?"
-"$NUSKU" report "$out" --by blocking --per-thread -f json > "$TMPD/threads.json" ||
-	fail "report --by blocking --per-thread exited $?"
-"$NUSKU" report "$out" --by blocking > "$TMPD/rows.txt" || fail "text report"
-cat "$TMPD/rows.txt"
 
-if python3 - "$TMPD/answers" "$TMPD/rows.json" "$TMPD/threads.json" <<'PY'
+# record_and_check: one recording and its known answers; non-zero when an
+# answer is wrong.
+record_and_check() {
+	"$NUSKU" record -q -e offcpu -o "$out" -- "$WORKLOADS/blocking" "$TMPD" \
+		> "$TMPD/answers" || fail "record exited $?"
+	cat "$TMPD/answers"
+	"$NUSKU" report "$out" --by blocking -f json > "$TMPD/rows.json" ||
+		fail "report --by blocking exited $?"
+	"$NUSKU" report "$out" --by blocking --per-thread -f json \
+		> "$TMPD/threads.json" ||
+		fail "report --by blocking --per-thread exited $?"
+	"$NUSKU" report "$out" --by blocking > "$TMPD/rows.txt" || fail "text report"
+	cat "$TMPD/rows.txt"
+	python3 - "$TMPD/answers" "$TMPD/rows.json" "$TMPD/threads.json" <<'PY'
 import json, sys
 
 ans = {}
@@ -67,6 +71,14 @@ def near(got, want, tol, what):
           "%s: %.1f ms, expected %.1f ms +-%d%%" % (what, got / 1e6, want / 1e6,
                                                      tol * 100))
 
+def thread(comm):
+    for t in threads:
+        if t["comm"] and comm in t["comm"].split(","):
+            return t
+    check(False, "a thread named %s in %s" % (comm, [t["comm"] for t in threads]))
+    return {"runqueue_ns": 0, "lock_ns": 0, "sleep_ns": 0, "process_ns": 0,
+            "on_cpu_ns": 0, "off_cpu_ns": 0, "wall_ns": 0}
+
 def explains(got, rq, want, tol, what):
     check(got <= (1 + tol) * want and got + rq >= (1 - tol) * want,
           "%s: %.1f ms (+ %.1f ms runqueue), expected %.1f ms +-%d%%" %
@@ -82,8 +94,12 @@ for r in rows:
             check(False, "row has %s: %r" % (k, r))
             break
 
-explains(total("lock", "lock_victim"), total("runqueue", "lock_victim"),
+# (the runqueue time is the thread's: preempted inside libc, a stack may
+# not unwind to lock_victim)
+explains(total("lock", "lock_victim"), thread("lock_victim")["runqueue_ns"],
          ans["lock_victim"]["blocked_ns"], 0.15, "lock time of lock_victim")
+near(total("lock", "lock_victim"), thread("lock_victim")["lock_ns"], 0.01,
+     "all of lock_victim's lock time is in lock_victim")
 lock = max(paths("lock", "lock_victim"), key=lambda r: r["total_ns"])
 check(lock["waker"] == "lock_holder", "lock waker: %s" % lock["waker"])
 check("lock_holder" in (lock["waker_stack"] or "") and
@@ -98,7 +114,7 @@ d = total("disk", "disk_fsync")
 check(0.5 * fs <= d <= 1.05 * fs + 1e6,
       "disk time of disk_fsync: %.1f ms, fsync wall time %.1f ms" % (d / 1e6, fs / 1e6))
 
-explains(total("process", "pipe_reader"), total("runqueue", "pipe_reader"),
+explains(total("process", "pipe_reader"), thread("pipe_reader")["runqueue_ns"],
          ans["pipe_reader"]["read_ns"], 0.15, "process time of pipe_reader")
 pipe = max(paths("process", "pipe_reader"), key=lambda r: r["total_ns"])
 check(pipe["waker"] == "pipe_writer", "pipe waker: %s" % pipe["waker"])
@@ -109,7 +125,7 @@ main_pid = next(t["pid"] for t in threads if t["pid"] == t["tid"] and
 check(pipe["waker_pid"] not in (None, main_pid),
       "pipe waker is another process: %s" % pipe["waker_pid"])
 
-explains(total("sleep", "sleeper"), total("runqueue", "sleeper"),
+explains(total("sleep", "sleeper"), thread("sleeper")["runqueue_ns"],
          ans["sleeper"]["sleep_ns"], 0.15, "sleep time of sleeper")
 
 rq = total("runqueue", "runqueue_spin")
@@ -117,34 +133,36 @@ win = ans["runqueue_spin"]["window_ns"]
 check(0.85 * win <= rq <= 2.0 * win,
       "runqueue time of runqueue_spin: %.1f ms, window %.1f ms" % (rq / 1e6, win / 1e6))
 
-# per thread: the sleeper is asleep, the victim mostly waits on the lock
-def thread(comm):
-    for t in threads:
-        if t["comm"] and comm in t["comm"].split(","):
-            return t
-    check(False, "a thread named %s in %s" % (comm, [t["comm"] for t in threads]))
-    return None
 
+# per thread: the sleeper is asleep, the victim mostly waits on the lock
 sl = thread("sleeper")
-if sl:
+if sl["wall_ns"]:
     explains(sl["sleep_ns"], sl["runqueue_ns"], ans["sleeper"]["sleep_ns"],
              0.15, "per-thread sleep of sleeper")
     check(sl["on_cpu_ns"] + sl["off_cpu_ns"] == sl["wall_ns"],
           "per-thread split adds up")
 lv = thread("lock_victim")
-if lv:
+if lv["wall_ns"]:
     # the thread's runqueue time includes its spins between rounds
     explains(lv["lock_ns"], lv["runqueue_ns"], ans["lock_victim"]["blocked_ns"],
              0.15, "per-thread lock of lock_victim")
 sys.exit(1 if bad else 0)
 PY
-then :; else
-	# what the recording holds of each thread, to tell a recording
-	# problem from a view problem
-	"$NUSKU" report "$out" --sql "SELECT o.tid, o.reason, count(*), \
-		sum(o.duration), min(o.time) FROM offcpu o GROUP BY o.tid, \
-		o.reason ORDER BY o.tid" >&2
-	fail "known answers"
+}
+
+# A recording that counted off-CPU losses (offcpu.unpaired: a switch-in
+# the program never saw; rare, on a loaded machine) may miss an interval
+# the answers need: it is said in the report, and the test records once more.
+if ! record_and_check; then
+	if grep -q "lost events:.*offcpu\." "$TMPD/rows.txt"; then
+		echo "the recording lost off-CPU events (counted): once more"
+		record_and_check || fail "known answers"
+	else
+		"$NUSKU" report "$out" --sql "SELECT o.tid, o.reason, count(*), \
+			sum(o.duration), min(o.time) FROM offcpu o GROUP BY o.tid, \
+			o.reason ORDER BY o.tid" >&2
+		fail "known answers"
+	fi
 fi
 
 # Folded stacks weighted by off-CPU microseconds: the lock_victim stacks in
