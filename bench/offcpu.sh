@@ -72,7 +72,7 @@ row() { # name ns size what
 # times slower than on one and which one the scheduler picks changes from
 # run to run; on one CPU every block is a context switch.
 PIN="taskset -c 0"
-bare=$(best_of bare /dev/null $PIN "$W" --pingpong "$ROUNDS")
+bare=$(best_of bare "$T/bare.none" $PIN "$W" --pingpong "$ROUNDS")
 
 echo "offcpu bench: $ROUNDS round trips (2 blocks each) on one CPU, best of $RUNS; kernel $(uname -r), $(nproc) CPUs"
 echo

@@ -527,6 +527,7 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 {
 	struct nsk_session *s = calloc(1, sizeof(*s));
 	int started = 0, err;
+	struct stat st;
 
 	if (!s)
 		return -ENOMEM;
@@ -577,8 +578,10 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 cleanup:
 	if (err) {
 		nsk_target__finish(s, 1);
-		/* Nothing was recorded yet: leave no half file behind. */
-		if (!started && s->w && strcmp(opts->output, "-"))
+		/* Nothing was recorded yet: leave no half file behind, but
+		 * only a regular file (-o /dev/null must survive a failure). */
+		if (!started && s->w && strcmp(opts->output, "-") &&
+		    !stat(opts->output, &st) && S_ISREG(st.st_mode))
 			unlink(opts->output);
 		if (!s->errmsg[0])
 			nsk_session__fail(s, err, "%s", strerror(-err));
