@@ -63,8 +63,8 @@ static void usage(FILE *f)
 		"      --ssh-opt OPTS     options for ssh, split at blanks (repeatable)\n"
 		"      --remote-nusku P   the nusku program on the remote host\n"
 		"\n"
-		"On a terminal: 1-5/Tab views, s sort, space pause, t/P thread/process\n"
-		"filter, c clear filter, q quit.  Otherwise a text snapshot per interval.\n");
+		"On a terminal: 1-5/Tab views, s sort, w window, space pause, t/P thread/\n"
+		"process filter, c clear, q quit.  Otherwise a text snapshot per interval.\n");
 }
 
 static int push_arg(char ***v, int *n, const char *s)

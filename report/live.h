@@ -152,6 +152,7 @@ struct nsk_live_status {
 	int clean_end;	     /* the recording's END record was read */
 	int paused;
 	char message[256];   /* last problem or the end reason */
+	char losses[160];    /* "cpu.ringbuf 7, alloc.stack 2" when lost */
 };
 
 /* Views the screen and the snapshot know, in key order (1..N). */

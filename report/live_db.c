@@ -132,6 +132,30 @@ int nsk_live_db__pump(struct nsk_live_db *db, struct nsk_reader *r,
 	return res;
 }
 
+/* Lost events by source, largest first, from the loader's loss table. */
+static void losses(struct nsk_live_db *db, char *buf, size_t len)
+{
+	sqlite3_stmt *st;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (sqlite3_prepare_v2(db->sql, "SELECT source, sum(count) AS c FROM loss "
+			       "GROUP BY source ORDER BY c DESC", -1, &st,
+			       NULL) != SQLITE_OK)
+		return;
+	while (sqlite3_step(st) == SQLITE_ROW && n + 1 < len) {
+		const unsigned char *src = sqlite3_column_text(st, 0);
+		int w = snprintf(buf + n, len - n, "%s%s %lld", n ? ", " : "",
+				 src ? (const char *)src : "?",
+				 sqlite3_column_int64(st, 1));
+
+		if (w < 0 || (size_t)w >= len - n)
+			break;
+		n += (size_t)w;
+	}
+	sqlite3_finalize(st);
+}
+
 void nsk_live_db__status(struct nsk_live_db *db, struct nsk_live_status *st)
 {
 	st->records = db->records;
@@ -144,6 +168,8 @@ void nsk_live_db__status(struct nsk_live_db *db, struct nsk_live_status *st)
 	st->clean_end = db->clean_end;
 	if (db->message[0])
 		snprintf(st->message, sizeof(st->message), "%s", db->message);
+	if (db->lost)
+		losses(db, st->losses, sizeof(st->losses));
 }
 
 int nsk_live_db__ended(const struct nsk_live_db *db)

@@ -3,8 +3,9 @@
  * so `nusku record -o - | nusku live -` still takes keys.
  *
  * Keys: 1-5 or Tab/Shift-Tab switch views, s cycles the sort, space or p
- * pauses (the stream is still read; only the picture holds), t and P ask
- * for a thread or process id (empty: all), c clears the filter, q quits.
+ * pauses (the stream is still read; only the picture holds), w cycles the
+ * last window (1, 5, 30 s), t and P ask for a thread or process id (empty:
+ * all), c clears the filter, q quits.
  * Readable at 80x24; the name column takes any width beyond that. */
 #include <ctype.h>
 #include <errno.h>
@@ -138,6 +139,12 @@ int nsk_live_screen__keys(struct nsk_live_screen *sc)
 		case 'c':
 			sc->pid = sc->tid = 0;
 			break;
+		case 'w':
+			/* The last window: 1 s, 5 s, 30 s, then round again. */
+			sc->window_ns = sc->window_ns < 5000000000ull ? 5000000000ull
+				      : sc->window_ns < 30000000000ull ? 30000000000ull
+									: 1000000000ull;
+			break;
 		case KEY_RESIZE:
 			break;
 		default:
@@ -250,6 +257,9 @@ void nsk_live_screen__draw(struct nsk_live_screen *sc, struct nsk_live_db *db,
 		attron(A_BOLD);
 		mvaddnstr(3, 0, st->message, COLS);
 		attroff(A_BOLD);
+	} else if (st->losses[0]) {
+		snprintf(line, sizeof(line), "lost: %s", st->losses);
+		mvaddnstr(3, 0, line, COLS);
 	}
 
 	if (!sc->paused || !sc->have_cache || sc->cache_view != sc->view ||
@@ -278,8 +288,8 @@ void nsk_live_screen__draw(struct nsk_live_screen *sc, struct nsk_live_db *db,
 	move(LINES - 1, 0);
 	clrtoeol();
 	addnstr(COLS >= 80
-			? " 1-5/Tab view  s sort  space pause  t thread  P process  c clear  q quit"
-			: " 1-5 view s sort spc pause t/P filter q quit",
+			? " 1-5/Tab view  s sort  w window  space pause  t/P thread/process filter  q quit"
+			: " 1-5 view s sort w window spc pause t/P filter q",
 		COLS);
 	for (int x = getcurx(stdscr); x < COLS && x > 0; x++)
 		addch(' ');

@@ -96,6 +96,8 @@ int nsk_live_snapshot__print(FILE *f, struct nsk_live_db *db,
 		fprintf(f, "== nusku live +%.2fs: %s\n", elapsed_s, line);
 	if (st->message[0])
 		fprintf(f, "   %s\n", st->message);
+	if (st->losses[0])
+		fprintf(f, "   lost: %s\n", st->losses);
 	for (int v = 0; v < NSK_LIVE_NVIEWS; v++) {
 		struct nsk_live_query q = {
 			.view = v,

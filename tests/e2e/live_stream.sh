@@ -24,11 +24,12 @@ grep '^== nusku live' "$TMPD/grow.out" | head -1 | grep -q '\[live\]' ||
 last=$(grep '^== nusku live' "$TMPD/grow.out" | tail -1)
 echo "$last" | grep -q 'ended early' || fail "the end of a dead writer is not said: $last"
 echo "$last" | grep -q 'lost 7' || fail "lost events not shown: $last"
+grep -q '^   lost: cpu.ringbuf 7$' "$TMPD/grow.out" || fail "lost events by source not shown"
 grep -q 'truncated' "$TMPD/grow.out" || fail "the dropped tail is not explained"
 top=$(live_top_function "$TMPD/grow.out")
 [ "$top" = gen_hot_a ] || fail "top function of the kept chunks is '$top', expected gen_hot_a"
 # The first snapshot already knows it (60% of samples from the start).
-head -20 "$TMPD/grow.out" >"$TMPD/first"
+awk '/^== nusku live/ && n++ { exit } { print }' "$TMPD/grow.out" >"$TMPD/first"
 [ "$(live_top_function "$TMPD/first")" = gen_hot_a ] || fail "first snapshot: top function is not gen_hot_a"
 echo "ok: followed file, writer died mid-chunk: $last"
 

@@ -41,6 +41,7 @@ line=$(grep -m1 gen_hot_ "$TMPD/screen")
 echo "$line" | grep -q gen_hot_a || fail "first row is not gen_hot_a: $line"
 echo "ok: top function on screen: $line"
 grep -q 'lost 7' "$TMPD/screen" || fail "lost events not on the screen"
+grep -q 'lost: cpu.ringbuf 7' "$TMPD/screen" || fail "lost events by source not on the screen"
 [ "$(wc -L <"$TMPD/screen")" -le 100 ] || fail "wider than the pane"
 
 T send-keys -t live 2
@@ -73,7 +74,9 @@ for i in $(seq 30); do
 	sleep 0.1
 done
 grep -q 'filter:' "$TMPD/screen" && fail "c did not clear the filter"
-echo "ok: sort, thread filter and clear"
+T send-keys -t live w
+wait_screen 'window: 5.0s' || fail "w did not widen the window"
+echo "ok: sort, window, thread filter and clear"
 
 T send-keys -t live q
 for i in $(seq 50); do [ -s "$TMPD/exit" ] && break; sleep 0.1; done
