@@ -268,8 +268,7 @@ int nsk_live_source__open(const struct nsk_live_opts *o,
 		snprintf(s->name, sizeof(s->name), "ssh %s", o->ssh_host);
 		/* With a terminal, ssh may ask for a password on /dev/tty
 		 * before the view starts; without one it must not wait. */
-		argv = nsk_live__ssh_argv(o, !isatty(STDIN_FILENO) ||
-						     o->force_snapshot);
+		argv = nsk_live__ssh_argv(o, !isatty(STDIN_FILENO));
 		if (!argv) {
 			res = -ENOMEM;
 			snprintf(err, errlen, "out of memory");
