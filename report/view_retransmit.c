@@ -85,7 +85,10 @@ static int run_retransmit(struct nsk_report *rep, const struct nsk_view *v)
 				  ? "syscall_slow" : NULL;
 	const char *off_f = off && has_columns(rep->db, "f_offcpu", WAIT_COLS " reason")
 				    ? "f_offcpu" : off;
-	char off_id[512], sys_id[512], net_wait[256];
+	const char *sys_f = sys && has_columns(rep->db, "f_syscall_slow", WAIT_COLS)
+				    ? "f_syscall_slow" : sys;
+	const char *sock;
+	char off_id[512], sys_id[512], net_wait[512];
 	sqlite3_stmt *st;
 
 	/* The interval of the owner thread each retransmit fell in. */
@@ -97,23 +100,33 @@ static int run_retransmit(struct nsk_report *rep, const struct nsk_view *v)
 			 "ORDER BY o.time DESC LIMIT 1)", off);
 	else
 		snprintf(off_id, sizeof(off_id), "NULL");
+	/* A slow syscall counts as a network wait when it was on a socket. */
+	sock = sys && has_columns(rep->db, "syscall_slow", "target")
+		       ? " AND target LIKE 'socket:%'" : "";
 	if (sys)
 		snprintf(sys_id, sizeof(sys_id),
 			 "(SELECT s.rowid FROM %s s WHERE s.tid = r.tid "
-			 "AND s.pid = r.pid "
+			 "AND s.pid = r.pid%s "
 			 "AND s.time <= r.time AND r.time < s.time + s.duration "
-			 "ORDER BY s.time DESC LIMIT 1)", sys);
+			 "ORDER BY s.time DESC LIMIT 1)", sys, sock);
 	else
 		snprintf(sys_id, sizeof(sys_id), "NULL");
-	/* All network-blocked time of each process: the share's base. */
+	/* All network-blocked time of each process: the share's base, from
+	 * the signal the row's waits came from. */
+	snprintf(net_wait, sizeof(net_wait),
+		 "SELECT NULL AS pid, NULL AS source, NULL AS ns");
 	if (off)
 		snprintf(net_wait, sizeof(net_wait),
 			 "SELECT pid, 'offcpu' AS source, sum(duration) AS ns "
 			 "FROM %s WHERE reason IN ('network', 4) GROUP BY pid",
 			 off_f);
-	else
-		snprintf(net_wait, sizeof(net_wait),
-			 "SELECT NULL AS pid, NULL AS source, NULL AS ns");
+	if (sys) {
+		size_t len = strlen(net_wait);
+
+		snprintf(net_wait + len, sizeof(net_wait) - len,
+			 " UNION ALL SELECT pid, 'syscall', sum(duration) "
+			 "FROM %s WHERE 1%s GROUP BY pid", sys_f, sock);
+	}
 
 	st = nsk_report__prepare(rep,
 		"WITH rt AS ("

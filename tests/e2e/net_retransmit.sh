@@ -69,27 +69,35 @@ check_run() {
 check_run "" 300 '^127\.0\.0\.1:'
 check_run -6 200 '^\[::1\]:'
 
-# With the blocking signal recorded too, each retransmit is tied to the
-# off-CPU interval its owner spent waiting in recv(): the client's rows
-# wait in fetch_reply, for a time > 0 that is a share of its network waits.
-in_netns "$NUSKU" record -q -o "$TMPD/run.nsk" -e net,offcpu -- \
-	"$WORKLOADS/tcp_pingpong" -n 300 >"$TMPD/out" 2>"$TMPD/err" ||
-	fail "record -e net,offcpu: $(cat "$TMPD/err" "$TMPD/out")"
-"$NUSKU" report "$TMPD/run.nsk" --by retransmit --format csv >"$TMPD/rows.csv" ||
-	fail "report -e net,offcpu"
-awk -F, '
-	NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-	$col["retransmits"] > 0 {
-		n += $col["retransmits"]
-		if ($col["waited_in"] == "offcpu") linked += $col["retransmits"]
-		if ($col["stack"] ~ /fetch_reply/ && $col["waited_in"] == "offcpu" &&
-		    $col["waited_ns"] > 0 && $col["explained_pct"] > 0 &&
-		    $col["explained_pct"] <= 100) client = 1
-	}
-	END {
-		printf "with offcpu: %d retransmits, %d tied to an off-CPU wait\n", n, linked
-		# every retransmit after the first round trip happens while
-		# its owner waits in recv (allow 2: handshake, last FINs)
-		exit !(client && linked >= n - 2)
-	}' "$TMPD/rows.csv" || { cat "$TMPD/rows.csv" >&2; fail "retransmits not tied to off-CPU waits in fetch_reply"; }
+# With the blocking (or the syscall) signal recorded too, each retransmit
+# is tied to the off-CPU interval (or slow recvfrom) of its owner waiting in
+# recv(): the client's rows wait in fetch_reply, for a time > 0 that is a
+# share of its network waits.
+# check_linked EVENTS SOURCE
+check_linked() {
+	in_netns "$NUSKU" record -q -o "$TMPD/run.nsk" -e "$1" -- \
+		"$WORKLOADS/tcp_pingpong" -n 300 >"$TMPD/out" 2>"$TMPD/err" ||
+		fail "record -e $1: $(cat "$TMPD/err" "$TMPD/out")"
+	"$NUSKU" report "$TMPD/run.nsk" --by retransmit --format csv \
+		>"$TMPD/rows.csv" 2>/dev/null || fail "report -e $1"
+	awk -F, -v src="$2" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$col["retransmits"] > 0 {
+			n += $col["retransmits"]
+			if ($col["waited_in"] == src) linked += $col["retransmits"]
+			if ($col["stack"] ~ /fetch_reply/ && $col["waited_in"] == src &&
+			    $col["waited_ns"] > 0 && $col["explained_pct"] > 0 &&
+			    $col["explained_pct"] <= 100) client = 1
+		}
+		END {
+			printf "with %s: %d retransmits, %d tied to a wait\n", src, n, linked
+			# every retransmit after the first round trip happens
+			# while its owner waits in recv (allow 2: handshake,
+			# last FINs)
+			exit !(client && linked >= n - 2)
+		}' "$TMPD/rows.csv" ||
+		{ cat "$TMPD/rows.csv" >&2; fail "retransmits not tied to $2 waits in fetch_reply"; }
+}
+check_linked net,offcpu offcpu
+check_linked net,syscall syscall
 echo "net_retransmit: ok"
