@@ -2,9 +2,9 @@
  * last one, not the whole recording.
  *
  * The overall columns of a view come from a temp table that sums the big
- * event tables (samples; allocations and frees) by the keys the view
- * groups and filters on; each update adds only the rows past a rowid
- * watermark.  The "last window" columns scan the tail of the table from a
+ * event tables (samples; allocations and frees; off-CPU intervals) by the
+ * keys the view groups and filters on; each update adds only the rows past
+ * a rowid watermark.  The "last window" columns scan the tail of the table from a
  * rowid known to come before the window: a mark says that when the table
  * had reached rowid R, no event loaded was newer than T, so if T is before
  * the window, no row up to R is in it (whatever the order of the stream). */
@@ -77,6 +77,24 @@ static const struct agg_def defs[NSK_LIVE_NVIEWS] = {
 		ALLOC_SITE("x.stack_id") " FROM (SELECT DISTINCT stack_id "
 		"FROM temp.live_alloc WHERE stack_id NOT IN "
 		"(SELECT stack_id FROM temp.live_site)) x",
+	},
+	/* Off-CPU: per thread, the time blocked and its latest interval
+	 * (the row whose end is latest: SQLite takes bare columns from the
+	 * max row). */
+	[NSK_LIVE_OFFCPU] = {
+		{ "offcpu" },
+		"CREATE TEMP TABLE IF NOT EXISTS live_offcpu (tid INTEGER PRIMARY KEY, "
+		"pid INTEGER, comm_id INTEGER, total INTEGER, reason, dur INTEGER, "
+		"e INTEGER)",
+		{ "INSERT INTO temp.live_offcpu SELECT tid, pid, max(comm_id), "
+		  "sum(duration), reason, duration, max(time + duration) FROM offcpu "
+		  "WHERE rowid > ?1 AND rowid <= ?2 GROUP BY tid "
+		  "ON CONFLICT (tid) DO UPDATE SET total = total + excluded.total, "
+		  "comm_id = coalesce(excluded.comm_id, comm_id), "
+		  "reason = CASE WHEN excluded.e >= e THEN excluded.reason ELSE reason END, "
+		  "dur = CASE WHEN excluded.e >= e THEN excluded.dur ELSE dur END, "
+		  "e = max(e, excluded.e)" },
+		NULL,
 	},
 };
 

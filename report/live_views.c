@@ -246,23 +246,30 @@ static int offcpu_query(struct nsk_live_db *ldb,
 			uint64_t since, struct nsk_live_table *t)
 {
 	sqlite3 *db = ldb->sql;
+	/* Totals and each thread's latest interval from the running
+	 * totals (live_agg.c), the window from the table's tail (?5). */
 #define OFFCPU_SQL(order)                                                       \
-	"WITH o AS (SELECT * FROM offcpu WHERE (?2 = 0 OR pid = ?2) "           \
+	"WITH per AS (SELECT * FROM temp.live_offcpu WHERE (?2 = 0 OR pid = ?2) " \
 	"  AND (?3 = 0 OR tid = ?3)), "                                         \
-	"latest AS (SELECT tid, reason, duration, max(time + duration) AS e "   \
-	"  FROM o GROUP BY tid), "                                              \
-	"per AS (SELECT tid, max(comm_id) AS comm_id, "                         \
-	"  sum(CASE WHEN time + duration >= ?1 THEN duration ELSE 0 END) AS win, " \
-	"  sum(duration) AS total FROM o GROUP BY tid) "                        \
-	"SELECT per.tid, per.win, per.total, " REASON("l.reason") ", "          \
-	"  l.duration, coalesce(c.name, '') FROM per "                          \
-	"JOIN latest l ON l.tid = per.tid LEFT JOIN comm c ON c.id = per.comm_id " \
+	"win AS (SELECT tid, sum(duration) AS w FROM offcpu WHERE rowid > ?5 "  \
+	"  AND time + duration >= ?1 AND (?2 = 0 OR pid = ?2) "                 \
+	"  AND (?3 = 0 OR tid = ?3) GROUP BY tid) "                             \
+	"SELECT per.tid, coalesce(win.w, 0) AS win, per.total AS total, "       \
+	REASON("per.reason") ", per.dur, coalesce(c.name, '') FROM per "        \
+	"LEFT JOIN win ON win.tid = per.tid LEFT JOIN comm c ON c.id = per.comm_id " \
 	"ORDER BY " order " DESC, total DESC LIMIT ?4"
 	const char *sql = q->sort == 1 ? OFFCPU_SQL("total") : OFFCPU_SQL("win");
 	sqlite3_stmt *st;
+	int64_t lo[2];
 
+	if (nsk_live_agg__update(ldb, NSK_LIVE_OFFCPU, since, lo) < 0) {
+		snprintf(t->note, sizeof(t->note), NO_DATA " (%s)",
+			 sqlite3_errmsg(db));
+		return 0;
+	}
 	if (prepare(db, sql, q, since, &st, t) < 0)
 		return 0;
+	sqlite3_bind_int64(st, 5, lo[0]);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		char tid[16], win[16], total[16], dur[16];
 		const char *cells[6] = { tid, win, total, col_text(st, 3), dur,
