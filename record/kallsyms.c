@@ -9,32 +9,37 @@
 
 struct ksym {
 	uint64_t addr;
-	const char *name;
-	const char *module;
+	size_t name;   /* offsets into the arena while loading */
+	size_t module;
 };
 
 struct nsk_kallsyms {
 	struct ksym *syms;
 	size_t n, cap;
-	char **blocks; /* name storage */
-	size_t nblocks;
+	char *arena; /* all names, NUL-separated; grows geometrically */
+	size_t used, size;
 };
 
-static const char *save(struct nsk_kallsyms *k, const char *s)
+/* Copies s into the arena; returns its offset, or (size_t)-1. */
+static size_t save(struct nsk_kallsyms *k, const char *s)
 {
-	char *c = strdup(s);
-	char **b;
+	size_t len = strlen(s) + 1, off = k->used;
 
-	if (!c)
-		return NULL;
-	b = realloc(k->blocks, (k->nblocks + 1) * sizeof(*b));
-	if (!b) {
-		free(c);
-		return NULL;
+	if (k->used + len > k->size) {
+		size_t size = k->size ? k->size * 2 : 1 << 20;
+		char *a;
+
+		while (size < k->used + len)
+			size *= 2;
+		a = realloc(k->arena, size);
+		if (!a)
+			return (size_t)-1;
+		k->arena = a;
+		k->size = size;
 	}
-	k->blocks = b;
-	k->blocks[k->nblocks++] = c;
-	return c;
+	memcpy(k->arena + off, s, len);
+	k->used += len;
+	return off;
 }
 
 static int cmp_ksym(const void *a, const void *b)
@@ -48,9 +53,7 @@ void nsk_kallsyms__free(struct nsk_kallsyms *k)
 {
 	if (!k)
 		return;
-	for (size_t i = 0; i < k->nblocks; i++)
-		free(k->blocks[i]);
-	free(k->blocks);
+	free(k->arena);
 	free(k->syms);
 	free(k);
 }
@@ -58,8 +61,8 @@ void nsk_kallsyms__free(struct nsk_kallsyms *k)
 int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out)
 {
 	struct nsk_kallsyms *k = calloc(1, sizeof(*k));
-	char line[512], name[256], mod[128];
-	const char *last_mod = "vmlinux";
+	char line[512], name[256], mod[128], last[128] = "";
+	size_t vmlinux, last_mod;
 	unsigned long long addr;
 	FILE *f = NULL;
 	char type;
@@ -67,6 +70,11 @@ int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out)
 
 	if (!k)
 		return -ENOMEM;
+	vmlinux = last_mod = save(k, "vmlinux");
+	if (vmlinux == (size_t)-1) {
+		err = -ENOMEM;
+		goto done;
+	}
 	f = fopen(path ? path : "/proc/kallsyms", "re");
 	if (!f)
 		goto done; /* no kernel symbols: frames stay unresolved */
@@ -80,32 +88,36 @@ int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out)
 			continue;
 		if (k->n == k->cap) {
 			size_t cap = k->cap ? k->cap * 2 : 65536;
-			struct ksym *s = realloc(k->syms, cap * sizeof(*s));
+			struct ksym *v = realloc(k->syms, cap * sizeof(*v));
 
-			if (!s) {
+			if (!v) {
 				err = -ENOMEM;
 				goto done;
 			}
-			k->syms = s;
+			k->syms = v;
 			k->cap = cap;
 		}
 		k->syms[k->n].addr = addr;
 		k->syms[k->n].name = save(k, name);
 		if (n == 4) {
 			/* Module symbols come grouped: share the string. */
-			if (strcmp(last_mod, mod))
+			if (strcmp(last, mod)) {
+				snprintf(last, sizeof(last), "%s", mod);
 				last_mod = save(k, mod);
+			}
 		} else {
-			last_mod = "vmlinux";
+			last[0] = 0;
+			last_mod = vmlinux;
 		}
 		k->syms[k->n].module = last_mod;
-		if (!k->syms[k->n].name || !last_mod) {
+		if (k->syms[k->n].name == (size_t)-1 || last_mod == (size_t)-1) {
 			err = -ENOMEM;
 			goto done;
 		}
 		k->n++;
 	}
-	qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
+	if (k->n)
+		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
 done:
 	if (f)
 		fclose(f);
@@ -133,7 +145,7 @@ int nsk_kallsyms__find(const struct nsk_kallsyms *k, uint64_t addr,
 	}
 	if (!lo)
 		return 0;
-	*name = k->syms[lo - 1].name;
-	*module = k->syms[lo - 1].module;
+	*name = k->arena + k->syms[lo - 1].name;
+	*module = k->arena + k->syms[lo - 1].module;
 	return 1;
 }

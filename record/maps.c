@@ -3,11 +3,13 @@
  * mapped (another inode, or " (deleted)") is opened through
  * /proc/PID/map_files, which still holds the mapped one. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "record/maps.h"
 #include "record/symbols.h"
@@ -34,13 +36,50 @@ static int cmp_map(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-int nsk_aspace__read(uint32_t pid, uint64_t since, struct nsk_symbols *syms,
-		     struct nsk_aspace **out)
+char *nsk_maps__snapshot(uint32_t pid, size_t *len)
+{
+	size_t size = 16384, used = 0;
+	char path[64], *buf = malloc(size);
+	ssize_t n;
+	int fd;
+
+	*len = 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || !buf) {
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return NULL;
+	}
+	for (;;) {
+		if (used + 4097 > size) {
+			char *b = realloc(buf, size * 2);
+
+			if (!b)
+				break;
+			buf = b;
+			size *= 2;
+		}
+		n = read(fd, buf + used, size - used - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	buf[used] = 0;
+	*len = used;
+	return buf;
+}
+
+int nsk_aspace__parse(uint32_t pid, uint64_t since, const char *text,
+		      struct nsk_symbols *syms, struct nsk_aspace **out)
 {
 	struct nsk_aspace *as = calloc(1, sizeof(*as));
-	char fname[64], line[4608], openp[4200];
+	char line[4608], openp[4200];
 	size_t cap = 0;
-	FILE *f;
 	int err = 0;
 
 	if (!as)
@@ -48,24 +87,20 @@ int nsk_aspace__read(uint32_t pid, uint64_t since, struct nsk_symbols *syms,
 	as->pid = pid;
 	as->since = since;
 	as->refs = 1;
-	snprintf(fname, sizeof(fname), "/proc/%u/maps", pid);
-	f = fopen(fname, "re");
-	if (!f)
-		goto done;
-	while (fgets(line, sizeof(line), f)) {
+	while (text && *text) {
 		unsigned long long start, end, off, ino;
-		char perms[8], *path, *nl;
+		size_t ll = strcspn(text, "\n");
+		char perms[8], *path;
 		struct nsk_map m = { 0 };
 		int pos = 0;
 		struct stat st;
 
+		snprintf(line, sizeof(line), "%.*s", (int)ll, text);
+		text += ll + (text[ll] == '\n');
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %llu %n", &start, &end,
 			   perms, &off, &ino, &pos) < 5 || perms[2] != 'x')
 			continue;
 		path = line + pos;
-		nl = strchr(path, '\n');
-		if (nl)
-			*nl = 0;
 		m.start = start;
 		m.end = end;
 		m.pgoff = off;
@@ -94,15 +129,25 @@ int nsk_aspace__read(uint32_t pid, uint64_t since, struct nsk_symbols *syms,
 			break;
 		}
 	}
-	fclose(f);
-	qsort(as->maps, as->n, sizeof(*as->maps), cmp_map);
-done:
+	if (as->n)
+		qsort(as->maps, as->n, sizeof(*as->maps), cmp_map);
 	if (err) {
 		nsk_aspace__put(as);
 		return err;
 	}
 	*out = as;
 	return 0;
+}
+
+int nsk_aspace__read(uint32_t pid, uint64_t since, struct nsk_symbols *syms,
+		     struct nsk_aspace **out)
+{
+	size_t len;
+	char *text = nsk_maps__snapshot(pid, &len);
+	int err = nsk_aspace__parse(pid, since, text, syms, out);
+
+	free(text);
+	return err;
 }
 
 void nsk_aspace__inherit_ids(struct nsk_aspace *new_as,

@@ -32,6 +32,12 @@ struct nsk_aspace {
 	struct nsk_aspace *older; /* the program before the last exec */
 };
 
+/* The text of /proc/PID/maps (malloc, NUL-terminated), or NULL when the
+ * process is gone.  Cheap, and safe from any thread. */
+char *nsk_maps__snapshot(uint32_t pid, size_t *len);
+/* An address space from a snapshot's text (NULL: empty).  Main thread. */
+int nsk_aspace__parse(uint32_t pid, uint64_t since, const char *text,
+		      struct nsk_symbols *syms, struct nsk_aspace **out);
 /* Read the executable mappings of pid.  An unreadable maps file gives an
  * empty address space (the process is gone): not an error.  -ENOMEM. */
 int nsk_aspace__read(uint32_t pid, uint64_t since, struct nsk_symbols *syms,

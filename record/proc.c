@@ -20,11 +20,13 @@
 
 #include "record/intern.h"
 #include "record/maps.h"
+#include "record/proc_watch.h"
 #include "record/session_int.h"
 #include <nusku/events/proc.h>
 #include "proc.skel.h"
 
-/* How soon the maps of one process may be read again after a miss. */
+/* How soon the maps of one process may be read again after a miss of a
+ * stack with no time. */
 #define REREAD_NS 20000000ull
 
 struct nsk_proc *nsk_proc__get(struct nsk_session *s, uint32_t pid, int create)
@@ -37,9 +39,13 @@ struct nsk_proc *nsk_proc__get(struct nsk_session *s, uint32_t pid, int create)
 	if (!create)
 		return NULL;
 	p = calloc(1, sizeof(*p));
-	v = realloc(s->procs, (s->nprocs + 1) * sizeof(*v));
-	if (v)
-		s->procs = v;
+	v = s->procs;
+	if (p && (s->nprocs & (s->nprocs - 1)) == 0) {
+		/* grow at powers of two */
+		v = realloc(s->procs, (s->nprocs ? s->nprocs * 2 : 16) * sizeof(*v));
+		if (v)
+			s->procs = v;
+	}
 	if (!p || !v || nsk_intern__add(s->proc_index, &pid, sizeof(pid), s->nprocs + 1)) {
 		free(p);
 		return NULL;
@@ -62,15 +68,34 @@ void nsk_proc__free_all(struct nsk_session *s)
 	s->proc_index = NULL;
 }
 
-/* A new program in p, valid from since. */
-static int new_program(struct nsk_session *s, struct nsk_proc *p, uint64_t since)
-{
-	struct nsk_aspace *as;
-	int err = nsk_aspace__read(p->pid, since, s->syms, &as);
+static struct nsk_aspace *replace_program(struct nsk_proc *p,
+					  struct nsk_aspace *as);
 
+/* A new program in p, valid from since; its maps from a snapshot taken
+ * at snap_at when there is one, else read now. */
+static int new_program(struct nsk_session *s, struct nsk_proc *p, uint64_t since,
+		       const char *snap, uint64_t snap_at)
+{
+	uint64_t t0 = nsk_session__now();
+	struct nsk_aspace *as;
+	int err;
+
+	if (since && p->as && p->as->pid == p->pid && p->as->read_at >= since) {
+		/* A miss already re-read this process's maps after the exec
+		 * (its event came late); the process may be gone by now, so
+		 * keep those. */
+		p->as->since = since;
+		return 0;
+	}
+	if (snap) {
+		err = nsk_aspace__parse(p->pid, since, snap, s->syms, &as);
+		t0 = snap_at;
+	} else {
+		err = nsk_aspace__read(p->pid, since, s->syms, &as);
+	}
 	if (err)
 		return err;
-	as->read_at = nsk_session__now();
+	as->read_at = t0; /* everything mapped before t0 is in */
 	as->older = p->as; /* the reference moves */
 	p->as = as;
 	return 0;
@@ -84,7 +109,7 @@ struct nsk_aspace *nsk_proc__aspace(struct nsk_session *s, uint32_t pid,
 
 	if (!p)
 		return NULL;
-	if (!p->as && new_program(s, p, 0))
+	if (!p->as && new_program(s, p, 0, NULL, 0))
 		return NULL;
 	for (as = p->as; as->older && time < as->since; as = as->older)
 		;
@@ -92,12 +117,19 @@ struct nsk_aspace *nsk_proc__aspace(struct nsk_session *s, uint32_t pid,
 }
 
 struct nsk_aspace *nsk_proc__reread(struct nsk_session *s, uint32_t pid,
-				    uint64_t now)
+				    uint64_t time)
 {
 	struct nsk_proc *p = nsk_proc__get(s, pid, 0);
+	uint64_t now = nsk_session__now();
 	struct nsk_aspace *old, *as;
 
-	if (!p || !p->as || p->exited || now - p->as->read_at < REREAD_NS)
+	if (!p || !p->as || p->exited)
+		return NULL;
+	/* Maps read after the stack was taken held everything it could
+	 * point to: reading them again would not help. */
+	if (time != UINT64_MAX && p->as->read_at >= time)
+		return NULL;
+	if (time == UINT64_MAX && now - p->as->read_at < REREAD_NS)
 		return NULL;
 	old = p->as;
 	if (nsk_aspace__read(pid, old->since, s->syms, &as))
@@ -111,6 +143,28 @@ struct nsk_aspace *nsk_proc__reread(struct nsk_session *s, uint32_t pid,
 		return NULL;
 	}
 	as->read_at = now;
+	return replace_program(p, as);
+}
+
+/* A newer snapshot of pid's current program (from the watcher). */
+static void later_snapshot(struct nsk_session *s, const struct nsk_proc_item *it)
+{
+	struct nsk_proc *p = nsk_proc__get(s, it->ev.pid, 0);
+	struct nsk_aspace *as;
+
+	if (!p || !p->as || p->as->pid != p->pid || p->as->read_at >= it->maps_at ||
+	    p->as->since > it->maps_at)
+		return;
+	if (nsk_aspace__parse(p->pid, p->as->since, it->maps, s->syms, &as))
+		return;
+	as->read_at = it->maps_at;
+	replace_program(p, as);
+}
+
+static struct nsk_aspace *replace_program(struct nsk_proc *p, struct nsk_aspace *as)
+{
+	struct nsk_aspace *old = p->as;
+
 	nsk_aspace__inherit_ids(as, old);
 	as->older = nsk_aspace__get(old->older);
 	p->as = as;
@@ -159,7 +213,8 @@ static void notify_signals(struct nsk_session *s, uint32_t pid)
 }
 
 static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
-		    uint32_t how, uint64_t time, const char *comm)
+		    uint32_t how, uint64_t time, const char *comm,
+		    const struct nsk_proc_item *it)
 {
 	struct nsk_record rec = { .type = NSK_REC_PROCESS };
 	char path[64], cmdline[4096], name[64];
@@ -218,14 +273,18 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 	if (err)
 		return err;
 
-	/* Address space: a fork starts with its parent's. */
+	/* Address space: a fork starts with its parent's; better, with its
+	 * own maps snapshotted at the fork, which are newer than ours. */
 	parent = how == NSK_PROC_FORKED ? nsk_proc__get(s, ppid, 0) : NULL;
-	if (parent && parent->as && !parent->exited)
+	if (how == NSK_PROC_FORKED && it && it->maps)
+		err = new_program(s, p, 0, it->maps, it->maps_at);
+	else if (parent && parent->as && !parent->exited)
 		p->as = nsk_aspace__get(parent->as);
 	else if (how == NSK_PROC_EXECED)
-		err = new_program(s, p, time);
+		err = new_program(s, p, time, it ? it->maps : NULL,
+				  it ? it->maps_at : 0);
 	else if (!p->as)
-		err = new_program(s, p, 0);
+		err = new_program(s, p, 0, NULL, 0);
 	if (err)
 		return err;
 
@@ -255,7 +314,7 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 int nsk_proc__announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 		       uint32_t how, uint64_t time)
 {
-	return announce(s, pid, ppid, how, time, NULL);
+	return announce(s, pid, ppid, how, time, NULL, NULL);
 }
 
 /* The kernel's wait status as a shell would show it: the exit code, or
@@ -267,27 +326,27 @@ static int32_t exit_code(int32_t st)
 	return (st >> 8) & 0xff;
 }
 
-static int on_event(void *ctx, void *data, size_t size)
+static void handle(struct nsk_session *s, const struct nsk_proc_item *it)
 {
-	struct nsk_session *s = ctx;
-	const struct nsk_ev_proc *e = data;
+	const struct nsk_ev_proc *e = &it->ev;
 	struct nsk_record rec = { 0 };
 	char comm[NSK_COMM_LEN + 1];
 	struct nsk_proc *p;
 
-	if (size < sizeof(*e))
-		return 0;
 	memcpy(comm, e->comm, NSK_COMM_LEN);
 	comm[NSK_COMM_LEN] = 0;
 	switch (e->hdr.type) {
+	case 0:
+		later_snapshot(s, it);
+		break;
 	case NSK_EV_PROC_FORK:
 		if (e->pid != e->ppid)
-			announce(s, e->pid, e->ppid, NSK_PROC_FORKED, e->time, comm);
+			announce(s, e->pid, e->ppid, NSK_PROC_FORKED, e->time, comm, it);
 		else
 			emit_thread(s, e->pid, e->tid, comm, e->time);
 		break;
 	case NSK_EV_PROC_EXEC:
-		announce(s, e->pid, 0, NSK_PROC_EXECED, e->time, comm);
+		announce(s, e->pid, 0, NSK_PROC_EXECED, e->time, comm, it);
 		break;
 	case NSK_EV_PROC_COMM:
 		emit_thread(s, e->pid, e->tid, comm, e->time);
@@ -314,7 +373,6 @@ static int on_event(void *ctx, void *data, size_t size)
 		}
 		break;
 	}
-	return 0;
 }
 
 int nsk_proc__start(struct nsk_session *s)
@@ -341,11 +399,31 @@ int nsk_proc__start(struct nsk_session *s)
 		return nsk_session__fail(s, err, "cannot start process tracking: %s", why);
 	}
 	s->proc_lost_fd = bpf_map__fd(skel->maps.proc_lost);
-	err = nsk_session__add_ringbuf(s, bpf_map__fd(skel->maps.proc_events),
-				       on_event, s);
+	err = nsk_proc_watch__start(bpf_map__fd(skel->maps.proc_events),
+				    &s->proc_watch);
 	if (err)
-		return nsk_session__fail(s, err, "ring buffer: %s", strerror(-err));
+		return nsk_session__fail(s, err, "cannot watch processes: %s",
+					 strerror(-err));
 	return 0;
+}
+
+void nsk_proc__sync(struct nsk_session *s)
+{
+	struct nsk_proc_item *it;
+
+	/* handle() may resolve nothing, but a signal's on_process() might */
+	if (!s->proc_watch || s->in_proc_sync)
+		return;
+	s->in_proc_sync = 1;
+	it = nsk_proc_watch__take(s->proc_watch);
+	while (it) {
+		struct nsk_proc_item *next = it->next;
+
+		handle(s, it);
+		nsk_proc_item__free(it);
+		it = next;
+	}
+	s->in_proc_sync = 0;
 }
 
 void nsk_proc__poll(struct nsk_session *s, int final)
@@ -369,6 +447,8 @@ void nsk_proc__poll(struct nsk_session *s, int final)
 
 void nsk_proc__stop(struct nsk_session *s)
 {
+	nsk_proc_watch__free(s->proc_watch);
+	s->proc_watch = NULL;
 	proc_bpf__destroy(s->proc_skel);
 	s->proc_skel = NULL;
 }

@@ -31,6 +31,7 @@
 #include "config.h"
 #include "record/intern.h"
 #include "record/kallsyms.h"
+#include "record/proc_watch.h"
 #include "record/record.h"
 #include "record/session_int.h"
 #include "record/signals.h"
@@ -400,6 +401,7 @@ static void poll_signals(struct nsk_session *s, int final)
 
 static void drain(struct nsk_session *s)
 {
+	nsk_proc__sync(s);
 	if (s->rb)
 		ring_buffer__consume(s->rb);
 }
@@ -416,6 +418,10 @@ static int event_loop(struct nsk_session *s)
 	if (s->rb) {
 		ev.data.u32 = 1;
 		epoll_ctl(ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev);
+	}
+	if (s->proc_watch) {
+		ev.data.u32 = 1;
+		epoll_ctl(ep, EPOLL_CTL_ADD, nsk_proc_watch__epoll_fd(s->proc_watch), &ev);
 	}
 	if (s->pidfd >= 0) {
 		ev.data.u32 = 2;
@@ -505,8 +511,6 @@ static int session_init(struct nsk_session *s)
 	s->proc_index = nsk_intern__new();
 	if (!s->strings || !s->frames || !s->stacks || !s->proc_index ||
 	    nsk_symbols__new(&s->syms))
-		return -ENOMEM;
-	if (s->opts.kernel_stacks && nsk_kallsyms__load(NULL, &s->ksyms))
 		return -ENOMEM;
 	return 0;
 }

@@ -15,6 +15,7 @@ struct nsk_symbols;
 struct nsk_kallsyms;
 struct nsk_aspace;
 struct proc_bpf;
+struct nsk_proc_watch;
 
 #define NSK_SESSION_MAX_SIGNALS 16
 #define NSK_SESSION_MAX_LOSSES 64
@@ -37,13 +38,16 @@ struct nsk_session {
 	struct nsk_writer *w;
 	int out_fd;
 	int targets_fd;
-	struct ring_buffer *rb;
+	struct ring_buffer *rb;	     /* the signals' ring buffers */
+	struct nsk_proc_watch *proc_watch; /* process events, handled first */
+	int in_proc_sync;
 
 	/* interning: key bytes -> id; ids count from 1 */
 	struct nsk_intern *strings, *frames, *stacks;
 	uint64_t next_string, next_frame, next_stack, next_mapping;
 	struct nsk_symbols *syms;
-	struct nsk_kallsyms *ksyms;
+	struct nsk_kallsyms *ksyms; /* loaded at the first kernel frame */
+	int ksyms_tried;
 	struct nsk_unwinder *unwinder; /* DWARF, made on first use (ustack.c) */
 	uint64_t kernel_module_id; /* string id of "[kernel]" */
 
@@ -94,6 +98,9 @@ void nsk_target__finish(struct nsk_session *s, int terminate);
 /* proc.c: the process table and proc.bpf.c. */
 int nsk_proc__start(struct nsk_session *s);
 void nsk_proc__poll(struct nsk_session *s, int final);
+/* Handle the process events waiting in the kernel, so a stack about to be
+ * resolved finds the fork or exec that made its process. */
+void nsk_proc__sync(struct nsk_session *s);
 void nsk_proc__stop(struct nsk_session *s);
 struct nsk_proc *nsk_proc__get(struct nsk_session *s, uint32_t pid,
 			       int create);
@@ -104,9 +111,11 @@ int nsk_proc__announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 /* The address space of pid at time (reads maps if pid is new). */
 struct nsk_aspace *nsk_proc__aspace(struct nsk_session *s, uint32_t pid,
 				    uint64_t time);
-/* Re-read the maps of pid's newest program (after a miss); rate-limited. */
+/* Re-read the maps of pid's newest program after a miss of an address
+ * taken at time (UINT64_MAX: unknown, then rate-limited); NULL when that
+ * cannot help. */
 struct nsk_aspace *nsk_proc__reread(struct nsk_session *s, uint32_t pid,
-				    uint64_t now);
+				    uint64_t time);
 void nsk_proc__free_all(struct nsk_session *s);
 
 /* stacks.c */

@@ -28,6 +28,9 @@ struct frame_key {
 	uint64_t kind;
 	uint64_t who; /* module serial, or pid for unmapped addresses */
 	uint64_t addr;
+	uint64_t version; /* unmapped: when the maps that missed were read, so
+			   * a later read that finds the address is not
+			   * shadowed by this miss */
 };
 
 static uint64_t emit_frame(struct nsk_session *s, const struct nsk_rec_frame *f)
@@ -51,7 +54,7 @@ static uint64_t cache(struct nsk_session *s, const struct frame_key *k,
 
 static uint64_t kernel_frame(struct nsk_session *s, uint64_t addr)
 {
-	struct frame_key k = { KEY_KERNEL, 0, addr };
+	struct frame_key k = { KEY_KERNEL, 0, addr, 0 };
 	struct nsk_rec_frame f = { .addr = addr, .flags = NSK_FRAME_KERNEL };
 	const char *name, *module;
 	char buf[160];
@@ -59,6 +62,12 @@ static uint64_t kernel_frame(struct nsk_session *s, uint64_t addr)
 
 	if (id)
 		return id;
+	/* Loaded here, not at start: it takes a while, and a launched
+	 * program should not wait for it. */
+	if (!s->ksyms_tried) {
+		s->ksyms_tried = 1;
+		nsk_kallsyms__load(NULL, &s->ksyms);
+	}
 	if (s->ksyms && nsk_kallsyms__find(s->ksyms, addr, &name, &module)) {
 		f.function_id = nsk_session__string(s, name);
 		if (strcmp(module, "vmlinux"))
@@ -103,7 +112,7 @@ static int emit_mapping(struct nsk_session *s, struct nsk_aspace *as,
 static uint64_t module_frame(struct nsk_session *s, struct nsk_aspace *as,
 			     struct nsk_map *m, uint64_t vaddr)
 {
-	struct frame_key k = { KEY_MODULE, nsk_module__serial(m->mod), vaddr };
+	struct frame_key k = { KEY_MODULE, nsk_module__serial(m->mod), vaddr, 0 };
 	struct nsk_symloc locs[NSK_SYMLOC_MAX];
 	struct nsk_rec_frame f = { 0 };
 	uint64_t id = nsk_intern__find(s->frames, &k, sizeof(k)), parent = 0;
@@ -139,9 +148,9 @@ static uint64_t module_frame(struct nsk_session *s, struct nsk_aspace *as,
 }
 
 static uint64_t unmapped_frame(struct nsk_session *s, uint32_t pid,
-			       uint64_t addr)
+			       const struct nsk_aspace *as, uint64_t addr)
 {
-	struct frame_key k = { KEY_UNMAPPED, pid, addr };
+	struct frame_key k = { KEY_UNMAPPED, pid, addr, as ? as->read_at : 0 };
 	struct nsk_rec_frame f = { .addr = addr, .flags = NSK_FRAME_UNRESOLVED };
 	uint64_t id = nsk_intern__find(s->frames, &k, sizeof(k));
 
@@ -160,12 +169,26 @@ static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
 	struct nsk_proc *p = nsk_proc__get(s, pid, 0);
 
 	if (!m && as && p && p->as == as) {
-		/* maybe mapped since we last read (dlopen, ld.so) */
-		as = nsk_proc__reread(s, pid, nsk_session__now());
-		m = as ? nsk_aspace__find(as, addr) : NULL;
+		/* maybe mapped since we last read (ld.so, dlopen), or the
+		 * exec event is still on its way */
+		struct nsk_aspace *again = nsk_proc__reread(s, pid, time);
+
+		if (again) {
+			as = again;
+			m = nsk_aspace__find(as, addr);
+		}
+	}
+	if (!m && as && as->pid != pid) {
+		/* maps shared with the parent at the fork: the parent's newer
+		 * ones may know the address (the child may be gone) */
+		struct nsk_proc *owner = nsk_proc__get(s, as->pid, 0);
+
+		if (owner && owner->as && owner->as != as && owner->as->since <= time &&
+		    (m = nsk_aspace__find(owner->as, addr)))
+			as = owner->as;
 	}
 	if (!m)
-		return unmapped_frame(s, pid, addr);
+		return unmapped_frame(s, pid, as, addr);
 	return module_frame(s, as, m,
 			    nsk_module__vaddr(m->mod, addr - m->start + m->pgoff));
 }
@@ -179,6 +202,8 @@ uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
 	uint32_t n = 0;
 	int err = 0;
 
+	/* Fork and exec events first: they say whose addresses these are. */
+	nsk_proc__sync(s);
 	if (nk + nu > 2 * NSK_MAX_STACK_DEPTH) {
 		key = malloc((1 + nk + nu) * sizeof(*key));
 		if (!key)

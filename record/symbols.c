@@ -173,7 +173,9 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 	if (idx)
 		return s->mods[idx - 1];
 	m = calloc(1, sizeof(*m));
-	mods = realloc(s->mods, (s->n + 1) * sizeof(*mods));
+	mods = s->mods;
+	if ((s->n & (s->n - 1)) == 0) /* grow at powers of two */
+		mods = realloc(s->mods, (s->n ? s->n * 2 : 16) * sizeof(*mods));
 	if (!m || !mods || !(m->path = strdup(path))) {
 		if (mods)
 			s->mods = mods;
