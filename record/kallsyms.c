@@ -1,6 +1,7 @@
 /* /proc/kallsyms as a sorted array of text symbols, looked up by binary
  * search.  Names and module names point into one arena per table. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,4 +149,51 @@ int nsk_kallsyms__find(const struct nsk_kallsyms *k, uint64_t addr,
 	*name = k->arena + k->syms[lo - 1].name;
 	*module = k->arena + k->syms[lo - 1].module;
 	return 1;
+}
+
+struct nsk_kallsyms_loader {
+	pthread_t thread;
+	struct nsk_kallsyms *k;
+};
+
+static void *load_thread(void *arg)
+{
+	struct nsk_kallsyms_loader *l = arg;
+
+	if (nsk_kallsyms__load(NULL, &l->k))
+		l->k = NULL;
+	return NULL;
+}
+
+int nsk_kallsyms__load_async(struct nsk_kallsyms_loader **out)
+{
+	struct nsk_kallsyms_loader *l = calloc(1, sizeof(*l));
+	int err;
+
+	if (!l)
+		return -ENOMEM;
+	err = pthread_create(&l->thread, NULL, load_thread, l);
+	if (err) {
+		free(l);
+		return -err;
+	}
+	*out = l;
+	return 0;
+}
+
+struct nsk_kallsyms *nsk_kallsyms__take(struct nsk_kallsyms_loader *l)
+{
+	struct nsk_kallsyms *k;
+
+	if (!l)
+		return NULL;
+	pthread_join(l->thread, NULL);
+	k = l->k;
+	free(l);
+	return k;
+}
+
+void nsk_kallsyms_loader__free(struct nsk_kallsyms_loader *l)
+{
+	nsk_kallsyms__free(nsk_kallsyms__take(l));
 }

@@ -12,6 +12,14 @@ struct nsk_kallsyms;
 int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out);
 void nsk_kallsyms__free(struct nsk_kallsyms *k);
 
+/* Loading takes ~0.5 s: start it in a thread early, take it when the first
+ * kernel frame needs it.  take() waits, returns NULL when loading failed,
+ * and frees the loader; free() of a loader never taken is fine. */
+struct nsk_kallsyms_loader;
+int nsk_kallsyms__load_async(struct nsk_kallsyms_loader **out);
+struct nsk_kallsyms *nsk_kallsyms__take(struct nsk_kallsyms_loader *l);
+void nsk_kallsyms_loader__free(struct nsk_kallsyms_loader *l);
+
 /* The function containing addr and its module ("vmlinux" for the kernel
  * itself); 0 when unknown. */
 int nsk_kallsyms__find(const struct nsk_kallsyms *k, uint64_t addr,

@@ -122,6 +122,10 @@ int nsk_session__emit(struct nsk_session *s, const struct nsk_record *rec)
 	s->records++;
 	if (rec->type == NSK_REC_SAMPLE)
 		s->samples++;
+	/* A long drain (the first symbolization of a big library can take
+	 * a second) must not hold back chunks: readers follow the file. */
+	if ((++s->emitted & 63) == 0)
+		nsk_writer__tick(s->w, nsk_session__now());
 	return 0;
 }
 
@@ -336,6 +340,7 @@ static void session_free(struct nsk_session *s)
 	nsk_unwinder__free(s->unwinder);
 	nsk_symbols__free(s->syms);
 	nsk_kallsyms__free(s->ksyms);
+	nsk_kallsyms_loader__free(s->ksyms_loader);
 	for (int i = 0; i < s->nlosses; i++)
 		free(s->losses[i].source);
 	free(s);
@@ -512,6 +517,8 @@ static int session_init(struct nsk_session *s)
 	if (!s->strings || !s->frames || !s->stacks || !s->proc_index ||
 	    nsk_symbols__new(&s->syms))
 		return -ENOMEM;
+	if (s->opts.kernel_stacks && nsk_kallsyms__load_async(&s->ksyms_loader))
+		s->ksyms_loader = NULL; /* kernel frames unresolved */
 	return 0;
 }
 

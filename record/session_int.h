@@ -13,6 +13,7 @@
 struct nsk_intern;
 struct nsk_symbols;
 struct nsk_kallsyms;
+struct nsk_kallsyms_loader;
 struct nsk_aspace;
 struct proc_bpf;
 struct nsk_proc_watch;
@@ -46,8 +47,10 @@ struct nsk_session {
 	struct nsk_intern *strings, *frames, *stacks;
 	uint64_t next_string, next_frame, next_stack, next_mapping;
 	struct nsk_symbols *syms;
-	struct nsk_kallsyms *ksyms; /* loaded at the first kernel frame */
+	struct nsk_kallsyms *ksyms; /* taken at the first kernel frame */
+	struct nsk_kallsyms_loader *ksyms_loader; /* loading meanwhile */
 	int ksyms_tried;
+	uint64_t emitted; /* records, for ticking the writer in long drains */
 	struct nsk_unwinder *unwinder; /* DWARF, made on first use (ustack.c) */
 	uint64_t kernel_module_id; /* string id of "[kernel]" */
 

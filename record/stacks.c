@@ -62,11 +62,12 @@ static uint64_t kernel_frame(struct nsk_session *s, uint64_t addr)
 
 	if (id)
 		return id;
-	/* Loaded here, not at start: it takes a while, and a launched
-	 * program should not wait for it. */
+	/* Loading began at start, in a thread: a launched program does not
+	 * wait for it, and by now it is usually done. */
 	if (!s->ksyms_tried) {
 		s->ksyms_tried = 1;
-		nsk_kallsyms__load(NULL, &s->ksyms);
+		s->ksyms = nsk_kallsyms__take(s->ksyms_loader);
+		s->ksyms_loader = NULL;
 	}
 	if (s->ksyms && nsk_kallsyms__find(s->ksyms, addr, &name, &module)) {
 		f.function_id = nsk_session__string(s, name);

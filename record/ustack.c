@@ -74,6 +74,7 @@ uint64_t nsk_session__stack_copied(struct nsk_session *s, uint32_t pid,
 
 	if (!copy || !copy->len || s->opts.call_graph == NSK_CALL_GRAPH_FP)
 		goto fp;
+	nsk_proc__sync(s); /* the fork or exec that made these addresses */
 	as = nsk_proc__aspace(s, pid, time);
 	if (!as)
 		goto fp;

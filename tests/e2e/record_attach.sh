@@ -9,7 +9,7 @@ need_bpf
 pid=$!
 trap 'kill $pid 2> /dev/null; rm -rf "$TMPD"' EXIT
 out=$TMPD/run.nsk
-"$NUSKU" record -q -d 2 -o "$out" -p "$pid" || fail "record -p exited $?"
+"$NUSKU" record -q -e cpu -d 2 -o "$out" -p "$pid" || fail "record -p exited $?"
 kill -0 $pid || fail "the attached process did not survive the recording"
 dump "$out" "$TMPD/dump"
 
@@ -25,7 +25,7 @@ assert_near "$(self_share "$TMPD/dump" hot_c)" 10 5 "hot_c self share"
 assert_near "$(total_share "$TMPD/dump" 'dispatch_c@inline')" 10 5 "dispatch_c (inline) total share"
 
 # no --duration: the recording ends with the process
-"$NUSKU" record -q -o "$out" -p "$pid" &
+"$NUSKU" record -q -e cpu -o "$out" -p "$pid" &
 rec=$!
 sleep 1
 kill $pid

@@ -13,11 +13,11 @@ one_line_error() { # STATUS ERRFILE WHAT PATTERN
 	echo "ok: $3: $(cat "$2")"
 }
 
-"$NUSKU" record -q -o "$TMPD/x.nsk" -p 999999999 2> "$TMPD/err"
+"$NUSKU" record -q -e cpu -o "$TMPD/x.nsk" -p 999999999 2> "$TMPD/err"
 one_line_error $? "$TMPD/err" "unknown pid" "no such process"
-"$NUSKU" record -q -o "$TMPD/x.nsk" -- /nonexistent/prog 2> "$TMPD/err"
+"$NUSKU" record -q -e cpu -o "$TMPD/x.nsk" -- /nonexistent/prog 2> "$TMPD/err"
 one_line_error $? "$TMPD/err" "missing program" "not found"
-"$NUSKU" record -q -o "$TMPD/x.nsk" -- no-such-program-nusku 2> "$TMPD/err"
+"$NUSKU" record -q -e cpu -o "$TMPD/x.nsk" -- no-such-program-nusku 2> "$TMPD/err"
 one_line_error $? "$TMPD/err" "program not in PATH" "not found"
 [ ! -e "$TMPD/x.nsk" ] || fail "a failed recording left a file behind"
 "$NUSKU" record -q --events bogus -- true 2> "$TMPD/err"
@@ -26,22 +26,22 @@ one_line_error $? "$TMPD/err" "program not in PATH" "not found"
 if command -v setpriv > /dev/null; then
 	chmod 755 "$TMPD"
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		"$NUSKU" record -q -o "$TMPD/u.nsk" -- true 2> "$TMPD/err"
+		"$NUSKU" record -q -e cpu -o "$TMPD/u.nsk" -- true 2> "$TMPD/err"
 	one_line_error $? "$TMPD/err" "unprivileged" "CAP_BPF"
 fi
 
 # the program's status, and a program killed by a signal (128 + 9)
-"$NUSKU" record -q -o "$TMPD/s.nsk" -- sh -c 'exit 7'
+"$NUSKU" record -q -e cpu -o "$TMPD/s.nsk" -- sh -c 'exit 7'
 [ $? = 7 ] || fail "exit status 7 not passed through"
-"$NUSKU" record -q -o "$TMPD/s.nsk" -- sh -c 'kill -9 $$'
+"$NUSKU" record -q -e cpu -o "$TMPD/s.nsk" -- sh -c 'kill -9 $$'
 [ $? = 137 ] || fail "death by SIGKILL not passed through as 137"
 dump "$TMPD/s.nsk" "$TMPD/dump"
 echo "ok: exit statuses"
 
 # SIGTERM to the recorder: the file is complete
-"$NUSKU" record -q -o "$TMPD/t.nsk" -- "$WORKLOADS/cpu_hot" 20 &
+"$NUSKU" record -q -e cpu -o "$TMPD/t.nsk" -- "$WORKLOADS/cpu_hot" 20 &
 rec=$!
-sleep 1.5
+sleep 2
 kill -TERM $rec
 wait $rec
 echo "ok: SIGTERM: record exited $?"
@@ -49,11 +49,11 @@ dump "$TMPD/t.nsk" "$TMPD/dump"
 [ "$(grep -c '^sample' "$TMPD/dump")" -ge 100 ] || fail "SIGTERM: too few samples"
 
 # --duration ends the recording (and the launched program)
-"$NUSKU" record -q -d 1 -o "$TMPD/d.nsk" -- "$WORKLOADS/cpu_hot" 20 || fail "--duration: status $?"
+"$NUSKU" record -q -e cpu -d 1 -o "$TMPD/d.nsk" -- "$WORKLOADS/cpu_hot" 20 || fail "--duration: status $?"
 dump "$TMPD/d.nsk" "$TMPD/dump"
 
 # -o -: the recording on stdout, the program's stdout moved to stderr
-"$NUSKU" record -q -o - -- sh -c 'echo hello; exec "$0" 1' "$WORKLOADS/cpu_hot" \
+"$NUSKU" record -q -e cpu -o - -- sh -c 'echo hello; exec "$0" 1' "$WORKLOADS/cpu_hot" \
 	2> "$TMPD/err" > "$TMPD/p.nsk" || fail "-o -: status $?"
 grep -q hello "$TMPD/err" || fail "-o -: program output not on stderr"
 dump "$TMPD/p.nsk" "$TMPD/dump"

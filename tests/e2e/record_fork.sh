@@ -7,7 +7,7 @@
 need_bpf
 
 out=$TMPD/run.nsk
-"$NUSKU" record -q -o "$out" -- "$WORKLOADS/forker" 1 > "$TMPD/stdout"
+"$NUSKU" record -q -e cpu -o "$out" -- "$WORKLOADS/forker" 1 > "$TMPD/stdout"
 st=$?
 [ $st = 3 ] || fail "record exited $st, expected forker's 3"
 dump "$out" "$TMPD/dump"
@@ -21,7 +21,7 @@ assert_near "$(self_share "$TMPD/dump" parent_work "$parent")" 100 5 "parent_wor
 assert_near "$(self_share "$TMPD/dump" child_work "$child")" 100 5 "child_work share of the forked child"
 assert_near "$(self_share "$TMPD/dump" exec_child_work "$execd")" 100 5 "exec_child_work share of the exec'd child"
 
-"$NUSKU" record -q --no-inherit -o "$out" -- "$WORKLOADS/forker" 1 > "$TMPD/stdout"
+"$NUSKU" record -q -e cpu --no-inherit -o "$out" -- "$WORKLOADS/forker" 1 > "$TMPD/stdout"
 [ $? = 3 ] || fail "--no-inherit: status not passed through"
 dump "$out" "$TMPD/dump"
 pids=$(awk '$1 == "sample" { print $2 }' "$TMPD/dump" | sort -u | wc -l)
