@@ -30,3 +30,16 @@ total_share() {
 		}
 		END { printf "%.1f\n", tot ? 100 * w / tot : 0 }' "$1"
 }
+
+# pid_share DUMP FUNCTION PID: percent of FUNCTION's self samples that are
+# PID's (where a function's samples are attributed).
+pid_share() {
+	awk -v f="$2" -v p="$3" '
+		$1 == "sample" {
+			n = split($6, fr, ";"); leaf = ""
+			for (i = 1; i <= n; i++) if (fr[i] !~ /^k:/) { leaf = fr[i]; break }
+			if (leaf != f) next
+			tot += $4; if ($2 == p) w += $4
+		}
+		END { printf "%.1f\n", tot ? 100 * w / tot : 0 }' "$1"
+}
