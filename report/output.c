@@ -9,10 +9,24 @@
 
 #include "report/output.h"
 
+/* Length of the valid UTF-8 sequence at p, 0 if it is not one. */
+static int utf8_len(const unsigned char *p)
+{
+	int n = *p >= 0xf0 && *p <= 0xf4 ? 4 : *p >= 0xe0 ? 3
+	      : *p >= 0xc2 && *p < 0xe0 ? 2 : 0;
+
+	for (int i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
 void nsk_out__json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		int n;
+
 		switch (*p) {
 		case '"': fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;
@@ -20,10 +34,17 @@ void nsk_out__json_str(FILE *f, const char *s)
 		case '\t': fputs("\\t", f); break;
 		case '\r': fputs("\\r", f); break;
 		default:
-			if (*p < 0x20)
+			if (*p < 0x20) {
 				fprintf(f, "\\u%04x", *p);
-			else
+			} else if (*p < 0x80) {
 				fputc(*p, f);
+			} else if ((n = utf8_len(p))) {
+				fwrite(p, 1, (size_t)n, f);
+				p += n - 1;
+			} else {
+				/* Symbol names are bytes: keep JSON valid. */
+				fputs("\\ufffd", f);
+			}
 		}
 	}
 	fputc('"', f);

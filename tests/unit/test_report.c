@@ -266,6 +266,17 @@ START_TEST(json_keys)
 }
 END_TEST
 
+START_TEST(json_bytes)
+{
+	/* names are bytes: invalid UTF-8 must not make the JSON invalid */
+	rep.out.fmt = NSK_FMT_JSON;
+	run_sql("SELECT CAST(x'41ff42' AS TEXT) AS bad, 'caf\xc3\xa9 \"q\"\t' "
+		"AS good");
+	ck_assert_ptr_nonnull(strstr(out, "\"bad\": \"A\\ufffdB\""));
+	ck_assert_ptr_nonnull(strstr(out, "\"good\": \"caf\xc3\xa9 \\\"q\\\"\\t\""));
+}
+END_TEST
+
 START_TEST(text_summary)
 {
 	char *line;
@@ -429,6 +440,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, filters);
 	tcase_add_test(tc, thread_view);
 	tcase_add_test(tc, json_keys);
+	tcase_add_test(tc, json_bytes);
 	tcase_add_test(tc, text_summary);
 	tcase_add_test(tc, text_fits_width);
 	tcase_add_test(tc, shorten);
