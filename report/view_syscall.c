@@ -36,14 +36,16 @@
 	"WHEN " x " >= 1e4 THEN printf('%%.1fus', " x " / 1e3) "              \
 	"ELSE printf('%%dns', " x ") END"
 
-/* The first user-space frame of stack X outside the C library and the
- * dynamic loader: the code that made the call (the leaf is the libc
- * wrapper). */
+/* The first user-space frame of stack X outside the C library, the
+ * dynamic loader and the sanitizers' interceptors: the code that made the
+ * call (the leaf is the libc wrapper). */
 #define SC_CALLER(x)                                                          \
 	"(SELECT f.name FROM stack_frame sf JOIN func f ON f.id = sf.func_id " \
 	"WHERE sf.stack_id = " x " AND f.kernel = 0 AND f.unresolved = 0 "     \
 	"AND f.module NOT GLOB 'libc.so*' AND f.module NOT GLOB 'libc-*' "     \
+	"AND f.module NOT GLOB 'libpthread*' "                                 \
 	"AND f.module NOT GLOB 'ld-linux*' AND f.module NOT GLOB 'ld-*.so*' "  \
+	"AND f.module NOT GLOB 'lib[atlu]san.so*' "                            \
 	"ORDER BY sf.pos LIMIT 1)"
 
 /* Per group of `keys` (a column list of f_syscall_stat): count, errors,
