@@ -20,6 +20,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "target.bpf.h"
+#include "ustack.bpf.h"
 #include <nusku/events/net.h>
 
 char LICENSE[] SEC("license") = "GPL";
@@ -35,6 +36,9 @@ extern unsigned int CONFIG_HZ __kconfig __weak;
 
 /* Wake the consumer only past this many bytes; it polls on a timer anyway. */
 const volatile __u64 wakeup_bytes = 64 * 1024;
+/* Bytes of user stack to copy with each stack taken (DWARF unwinding in
+ * user space); 0: the frame-pointer walk only. */
+const volatile __u32 ustack_bytes = 0;
 
 struct owner {
 	__u64 cookie;
@@ -59,7 +63,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 512 * 1024);
+	__uint(max_entries, 1024 * 1024);
 } net_events SEC(".maps");
 
 struct {
@@ -99,21 +103,28 @@ static __always_inline void fill_addrs(struct nsk_ev_net *e,
 		BPF_CORE_READ_INTO(&e->saddr, skc, skc_v6_rcv_saddr.in6_u.u6_addr8);
 		BPF_CORE_READ_INTO(&e->daddr, skc, skc_v6_daddr.in6_u.u6_addr8);
 	} else {
-		BPF_CORE_READ_INTO(&e->saddr, skc, skc_rcv_saddr);
-		BPF_CORE_READ_INTO(&e->daddr, skc, skc_daddr);
+		/* 4 bytes each: BPF_CORE_READ_INTO would copy as many as the
+		 * destination holds, reading past the field. */
+		__u32 saddr = BPF_CORE_READ(skc, skc_rcv_saddr);
+		__u32 daddr = BPF_CORE_READ(skc, skc_daddr);
+
+		__builtin_memcpy(e->saddr, &saddr, 4);
+		__builtin_memcpy(e->daddr, &daddr, 4);
 	}
 }
 
-static __always_inline struct nsk_ev_net *reserve(__u32 type)
+/* size: sizeof(struct nsk_ev_net) or of struct nsk_ev_net_copy (a constant
+ * at each call, as the ring buffer wants). */
+static __always_inline struct nsk_ev_net *reserve_size(__u32 type, __u64 size)
 {
-	struct nsk_ev_net *e = bpf_ringbuf_reserve(&net_events, sizeof(*e), 0);
+	struct nsk_ev_net *e = bpf_ringbuf_reserve(&net_events, size, 0);
 
 	if (!e) {
 		count(NSK_NET_STAT_RINGBUF_LOST);
 		return 0;
 	}
 	e->hdr.type = type;
-	e->hdr.size = sizeof(*e);
+	e->hdr.size = size;
 	e->time = bpf_ktime_get_ns();
 	e->kind = 0;
 	e->ca_state = 0;
@@ -126,6 +137,11 @@ static __always_inline struct nsk_ev_net *reserve(__u32 type)
 	__builtin_memset(e->saddr, 0, sizeof(e->saddr));
 	__builtin_memset(e->daddr, 0, sizeof(e->daddr));
 	return e;
+}
+
+static __always_inline struct nsk_ev_net *reserve(__u32 type)
+{
+	return reserve_size(type, sizeof(struct nsk_ev_net));
 }
 
 static __always_inline void submit(struct nsk_ev_net *e)
@@ -176,9 +192,19 @@ static __always_inline void learn(void *ctx, struct sock *sk, __u32 type,
 	if (is_recv)
 		o->flags |= OWNER_RECV_STACK;
 
-	e = reserve(type);
-	if (!e)
-		return;
+	if (ustack_bytes) {
+		struct nsk_ev_net_copy *c = (void *)reserve_size(
+			type, sizeof(struct nsk_ev_net_copy));
+
+		if (!c)
+			return;
+		nsk_copy_ustack(&c->u, c->bytes, ustack_bytes);
+		e = &c->ev;
+	} else {
+		e = reserve(type);
+		if (!e)
+			return;
+	}
 	e->cookie = o->cookie;
 	e->pid = pid;
 	e->tid = tid;

@@ -144,20 +144,34 @@ static struct net_conn *pending_of(struct net_state *st, const struct nsk_ev_net
 static int update_conn(struct net_state *st, struct net_conn *c,
 		       const struct nsk_ev_net *e, int fresh)
 {
+	const struct nsk_ev_net_copy *copy =
+		e->hdr.size >= sizeof(*copy) ? (const void *)e : NULL;
 	struct nsk_record rec = { .type = NSK_REC_CONN };
 	uint64_t stack_id = c->stack_id;
 	uint32_t len;
 	int half;
 
-	if (e->nstack > 0) {
+	if (e->nstack > 0 || copy) {
 		uint32_t n = e->nstack < NSK_NET_STACK_DEPTH ? e->nstack
 							     : NSK_NET_STACK_DEPTH;
+		uint32_t flags = e->stack_err ? NSK_STACK_USER_ERROR : 0;
 
-		stack_id = nsk_session__stack_at(st->s, e->pid, e->time, NULL, 0,
-						 (const uint64_t *)e->stack, n,
-						 NSK_STACK_UNWIND_FP);
-		if (!stack_id)
+		/* The session picks the frame-pointer walk or the DWARF
+		 * unwind of the copy (--call-graph) and says which. */
+		if (copy && copy->u.len <= NSK_USTACK_MAX)
+			stack_id = nsk_session__stack_copied(
+				st->s, e->pid, e->time, NULL, 0,
+				(const uint64_t *)e->stack, n, &copy->u,
+				copy->bytes, flags);
+		else
+			stack_id = nsk_session__stack_at(
+				st->s, e->pid, e->time, NULL, 0,
+				(const uint64_t *)e->stack, n,
+				flags | NSK_STACK_UNWIND_FP);
+		if (!stack_id) {
+			nsk_session__lost(st->s, "net.stack", 1);
 			stack_id = c->stack_id;
+		}
 	}
 	/* A socket's tuple can be half known (a connecting socket before its
 	 * port is picked, a closing one after its port is released): keep the
@@ -231,6 +245,15 @@ static int on_retransmit(struct net_state *st, const struct nsk_ev_net *e)
 					      : conn_of(st, e, &fresh);
 	if (!c)
 		return -ENOMEM;
+	if (fresh && e->kind == NSK_NET_RETRANS_SYNACK) {
+		/* Until the accepted socket shows up, the listener's code
+		 * (its cookie is the event's) is all we know. */
+		struct net_conn *l;
+
+		for (l = *bucket(st, e->cookie); l; l = l->next)
+			if (l->cookie == e->cookie)
+				c->stack_id = l->stack_id;
+	}
 	err = update_conn(st, c, e, fresh);
 	if (err)
 		return err;
@@ -255,7 +278,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	struct net_conn *c;
 	int fresh, err;
 
-	if (size < sizeof(*e))
+	if (size < sizeof(*e) || e->hdr.size > size)
 		return 0;
 	switch (e->hdr.type) {
 	case NSK_EV_NET_CONN:
@@ -362,6 +385,7 @@ static int net_start(struct nsk_session *s, void **state)
 	err = choose_programs(st->skel);
 	if (err)
 		goto cleanup;
+	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets, nsk_session__targets_fd(s));
 	if (err)
 		goto cleanup;

@@ -50,16 +50,22 @@ check_run() {
 			}
 			if ($col["local"] !~ addr) { print "address " $col["local"] " is not " addr; bad = 1 }
 			if (st ~ /fetch_reply/) client += n
-			if (st ~ /serve_client/) server += n
+			else if (st ~ /serve_client/) server += n
+			else if (st !~ /connect|listen|shutdown|\[unknown\]/) {
+				# the handshake and the last FINs wait elsewhere
+				# (and a stack taken right after exec may not
+				# resolve yet: the recorder counts those)
+				print "retransmits charged to unexpected code: " st
+				bad = 1
+			}
 		}
 		END {
 			printf "retransmits: recorded %d + lost %d, kernel TcpRetransSegs %d; waiting in fetch_reply %d, serve_client %d\n", total, lost, kernel, client, server
 			if (total + lost != kernel) { print "recorded + lost differs from the kernel"; bad = 1 }
 			if (lost > 2) { print "more than 2 retransmits lost"; bad = 1 }
-			# Every retransmit after the first round trip has its
-			# owner waiting in these two functions; allow 2 for the
-			# handshake and the last FINs.
-			if (kernel > 0 && client + server < total - 2) { print "waiting code not fetch_reply/serve_client"; bad = 1 }
+			# Every retransmit between the handshake and the last
+			# FINs has its owner waiting in these two functions.
+			if (kernel > 0 && (client == 0 || server == 0)) { print "no waits in fetch_reply or serve_client"; bad = 1 }
 			exit bad
 		}' "$TMPD/rows.csv" || { cat "$TMPD/rows.csv" >&2; fail "retransmit report $1"; }
 	[ "$kernel" -gt 0 ] || fail "no retransmits at 5% loss: the drop rule did not work"

@@ -14,6 +14,7 @@
 #define NUSKU_EVENTS_NET_H
 
 #include <nusku/events/common.h>
+#include <nusku/events/ustack.h>
 
 /* Tags (the net range is 50..59). */
 #define NSK_EV_NET_CONN (NSK_EV_NET + 0)    /* owner learned or changed */
@@ -54,6 +55,16 @@ struct nsk_ev_net {
 
 _Static_assert(sizeof(struct nsk_ev_net) == 120 + 8 * NSK_NET_STACK_DEPTH,
 	       "nsk_ev_net size");
+
+/* A CONN or STATE event with a copy of the top of the user stack (unless
+ * --call-graph fp), for DWARF unwinding in user space: hdr.size says which
+ * of the two layouts a record has.  Stacks are taken a few times per socket,
+ * so the room a copy needs costs little. */
+struct nsk_ev_net_copy {
+	struct nsk_ev_net ev;
+	struct nsk_ev_ustack u;
+	__u8 bytes[NSK_USTACK_ROOM];
+};
 
 /* Counters the BPF side keeps in its per-CPU array "net_stats". */
 #define NSK_NET_STAT_RINGBUF_LOST 0 /* records the ring buffer had no room for */
