@@ -9,16 +9,21 @@
 
 void nsk_status__update(struct nsk_session *s, uint64_t now, int final)
 {
-	double mb;
+	double bytes;
+	char size[32];
 
 	if (!s->status_tty || (!final && now < s->status_next))
 		return;
 	s->status_next = now + STATUS_EVERY_NS;
-	mb = s->w ? (double)nsk_writer__bytes(s->w) / 1e6 : 0;
-	fprintf(stderr, "\r\033[K[nusku] %.1fs  %llu samples  %llu lost  %.1f MB",
+	bytes = s->w ? (double)nsk_writer__bytes(s->w) : 0;
+	if (bytes < 1e6)
+		snprintf(size, sizeof(size), "%.0f kB", bytes / 1e3);
+	else
+		snprintf(size, sizeof(size), "%.1f MB", bytes / 1e6);
+	fprintf(stderr, "\r\033[K[nusku] %.1fs  %llu samples  %llu lost  %s",
 		(double)(now - s->start_ns) / 1e9,
 		(unsigned long long)s->samples,
-		(unsigned long long)s->lost_total, mb);
+		(unsigned long long)s->lost_total, size);
 	if (final)
 		fputc('\n', stderr);
 	fflush(stderr);
