@@ -83,10 +83,10 @@ static int run_retransmit(struct nsk_report *rep, const struct nsk_view *v)
 				  ? "offcpu" : NULL;
 	const char *sys = has_columns(rep->db, "syscall_slow", WAIT_COLS)
 				  ? "syscall_slow" : NULL;
-	const char *off_f = off && has_columns(rep->db, "f_offcpu", WAIT_COLS " reason")
-				    ? "f_offcpu" : off;
-	const char *sys_f = sys && has_columns(rep->db, "f_syscall_slow", WAIT_COLS)
-				    ? "f_syscall_slow" : sys;
+	const char *off_f = has_columns(rep->db, "f_offcpu", WAIT_COLS " reason")
+				    ? "f_offcpu" : "offcpu";
+	const char *sys_f = has_columns(rep->db, "f_syscall_slow", WAIT_COLS)
+				    ? "f_syscall_slow" : "syscall_slow";
 	const char *sock;
 	char off_id[512], sys_id[512], net_wait[512];
 	sqlite3_stmt *st;
