@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The floor for the syscall benchmark: raw_tp sys_enter + sys_exit that only
  * count the calls of one process, in a per-CPU array.  Anything a syscall
- * tracer does costs at least this. */
+ * tracer does costs at least this.  With with_time, each probe also reads
+ * the clock (entry time kept per CPU, so only right for a single-threaded
+ * loop): the floor of any tracer that measures latency. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
 __u32 target_tgid = 0;
+__u32 with_time = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 4);
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -25,6 +28,20 @@ static __always_inline int count(__u32 k)
 	v = bpf_map_lookup_elem(&counts, &k);
 	if (v)
 		*v += 1;
+	if (with_time) {
+		__u32 t = 2;
+		__u64 *start = bpf_map_lookup_elem(&counts, &t), now;
+
+		now = bpf_ktime_get_ns();
+		if (start && k == 0) {
+			*start = now;
+		} else if (start) {
+			t = 3;
+			v = bpf_map_lookup_elem(&counts, &t);
+			if (v)
+				*v += now - *start;
+		}
+	}
 	return 0;
 }
 

@@ -1,6 +1,7 @@
-/* sc_count -- CMD ARGS: runs CMD with bench/sc_count.bpf.c counting its
- * syscalls (the bare floor of the syscall benchmark); prints the counts on
- * stderr and exits with CMD's status. */
+/* sc_count [-t] -- CMD ARGS: runs CMD with bench/sc_count.bpf.c counting
+ * its syscalls (the bare floor of the syscall benchmark; -t: also reading
+ * the clock at entry and exit); prints the counts on stderr and exits with
+ * CMD's status. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,16 @@ int main(int argc, char **argv)
 	struct sc_count_bpf *skel = NULL;
 	int go[2] = { -1, -1 }, status = 0, ncpu, err = 1;
 	unsigned long long total[2] = { 0, 0 }, *v = NULL;
+	int with_time = 0;
 	pid_t pid;
 
+	if (argc > 1 && !strcmp(argv[1], "-t")) {
+		with_time = 1;
+		argv++;
+		argc--;
+	}
 	if (argc < 3 || strcmp(argv[1], "--")) {
-		fprintf(stderr, "usage: sc_count -- CMD [ARGS]\n");
+		fprintf(stderr, "usage: sc_count [-t] -- CMD [ARGS]\n");
 		return 2;
 	}
 	ncpu = libbpf_num_possible_cpus();
@@ -41,6 +48,7 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	skel->bss->target_tgid = pid;
+	skel->bss->with_time = with_time;
 	if (sc_count_bpf__attach(skel)) {
 		fprintf(stderr, "sc_count: cannot attach\n");
 		goto cleanup;

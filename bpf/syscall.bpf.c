@@ -105,6 +105,7 @@ struct {
 /* Per thread: the call in progress and the current code path per number. */
 struct nsk_sc_thread {
 	__u64 enter_ts; /* 0: no call in progress that we saw start */
+	__u64 id;	/* pid_tgid, kept so sys_exit need not ask again */
 	__u32 enter_nr;
 	__u32 pad;
 	__u64 cur[NSK_SC_NR_SLOTS];
@@ -462,7 +463,6 @@ int BPF_PROG(nsk_sys_enter, struct pt_regs *regs, long nr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct nsk_sc_thread *t;
-	__u64 id;
 
 	t = bpf_task_storage_get(&sc_threads, task, 0, 0);
 	if (!t) {
@@ -473,11 +473,14 @@ int BPF_PROG(nsk_sys_enter, struct pt_regs *regs, long nr)
 					 BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!t)
 			return 0;
+		/* A thread keeps its ids until it execs (then the storage
+		 * is dropped, see sys_exit: a non-leader that execs takes
+		 * the leader's tid). */
+		t->id = bpf_get_current_pid_tgid();
 	}
 	if ((__u32)nr == nr_exit || (__u32)nr == nr_exit_group) {
 		/* No sys_exit follows: count it now. */
-		id = bpf_get_current_pid_tgid();
-		account(ctx, (__u64)regs, t, id, (__u32)nr, 0, 0, 0);
+		account(ctx, (__u64)regs, t, t->id, (__u32)nr, 0, 0, 0);
 		t->enter_ts = 0;
 		return 0;
 	}
@@ -491,7 +494,7 @@ int BPF_PROG(nsk_sys_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct nsk_sc_thread *t;
-	__u64 now, d, id;
+	__u64 now, d;
 	__u32 nr;
 
 	t = bpf_task_storage_get(&sc_threads, task, 0, 0);
@@ -500,8 +503,7 @@ int BPF_PROG(nsk_sys_exit, struct pt_regs *regs, long ret)
 	now = bpf_ktime_get_ns();
 	d = now - t->enter_ts;
 	nr = t->enter_nr;
-	id = bpf_get_current_pid_tgid();
-	account(ctx, (__u64)regs, t, id, nr, ret, d, 1);
+	account(ctx, (__u64)regs, t, t->id, nr, ret, d, 1);
 	t->enter_ts = 0;
 	if ((nr == nr_execve || nr == nr_execveat) && ret == 0) {
 		/* A new program: the code paths of the old one mean nothing
