@@ -107,6 +107,27 @@ grep -q '"syscall": "getpid", "count": '$N', "errors": 0' "$TMPD/sys.json" ||
 	fail "JSON getpid row"
 echo "ok: JSON keys"
 
+# ---- a read interrupted by a signal and restarted (SA_RESTART) -------------
+# It returns -ERESTARTSYS (counted as a call, not an error; its errno is
+# kept), the handler returns through rt_sigreturn, and the read is made
+# again.  Callers are not checked here: the run is short.
+out=$TMPD/restart.nsk
+"$NUSKU" record -q -e syscall -o "$out" -- "$WORKLOADS/syscalls" --restart ||
+	fail "record --restart exited $?"
+report syscall-thread "$TMPD/rthread.csv"
+expect "restarted read: errors" "$(get "$TMPD/rthread.csv" errors comm=syscalls syscall=read)" 0
+expect "restarted read: errnos" "$(get "$TMPD/rthread.csv" errnos comm=syscalls syscall=read)" \
+	"ERESTARTSYS:1"
+expect "rt_sigreturn count" "$(get "$TMPD/rthread.csv" count comm=syscalls syscall=rt_sigreturn)" 1
+report syscall-slow "$TMPD/rslow.csv"
+assert_near "$(get "$TMPD/rslow.csv" duration_ns syscall=read errno=ERESTARTSYS)" \
+	1002500000 997500000 "interrupted read duration (5 ms .. 2 s)"
+# The writer writes 20 ms after the signal; the restarted read begins a
+# little after it (the handler runs first).
+assert_near "$(get "$TMPD/rslow.csv" duration_ns syscall=read errno=)" \
+	1007500000 992500000 "restarted read duration (15 ms .. 2 s)"
+out=$TMPD/run.nsk
+
 # ---- strace -f on the same workload counts the same ---------------------------
 # The full trace is counted here: Debian 12's strace 6.1 often crashes
 # printing its -c summary of this (threaded) workload.  Left out: futex

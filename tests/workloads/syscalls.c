@@ -1,6 +1,7 @@
 /* Workload for the syscall signal: calls whose numbers are known.
  *
  *   syscalls [N]   (N defaults to 1000)
+ *   syscalls --restart
  *
  * A thread named "sc-worker" makes exactly N getpid (through syscall(2), so
  * libc caching cannot hide any), N reads of 4 KiB from /dev/zero, N writes
@@ -15,6 +16,13 @@
  * and exits with exit_group.  The writer's own 30 ms nanosleep is a slow
  * call of "pipe_writer".
  *
+ * With --restart it only makes one read that a signal interrupts and the
+ * kernel restarts (SA_RESTART): restarted_read() blocks on a pipe;
+ * "sc-interrupter" waits until /proc says the main thread is blocked in
+ * read, waits 5 ms more, sends it SIGALRM, waits 20 ms and writes.  The
+ * read returns -ERESTARTSYS to the kernel after >= 5 ms, the handler runs
+ * (rt_sigreturn), and the read is made again and lasts >= 20 ms.
+ *
  * Built with frame pointers; the functions are noinline so each shows in
  * the stacks under its own name.
  */
@@ -26,6 +34,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -117,6 +126,65 @@ static NOINLINE void slow_pipe_read(void)
 	close(p[1]);
 }
 
+static pid_t main_tid;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void *interrupter(void *arg)
+{
+	int fd = *(int *)arg;
+	char path[64], line[64] = "";
+	FILE *f;
+
+	pthread_setname_np(pthread_self(), "sc-interrupter");
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)main_tid);
+	for (;;) {
+		f = fopen(path, "r");
+		if (!f)
+			die("open /proc/self/task/TID/syscall");
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+		if (!strncmp(line, "0 ", 2)) /* blocked in read (x86-64: 0) */
+			break;
+		sleep_ms(1);
+	}
+	sleep_ms(5);
+	if (syscall(SYS_tgkill, getpid(), main_tid, SIGALRM))
+		die("tgkill");
+	sleep_ms(20);
+	if (write(fd, "x", 1) != 1)
+		die("write pipe");
+	return NULL;
+}
+
+static NOINLINE void restarted_read(void)
+{
+	struct sigaction sa;
+	int p[2];
+	pthread_t t;
+	char c;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGALRM, &sa, NULL))
+		die("sigaction");
+	main_tid = (pid_t)syscall(SYS_gettid);
+	if (pipe(p))
+		die("pipe");
+	if (pthread_create(&t, NULL, interrupter, &p[1]))
+		die("pthread_create");
+	if (read(p[0], &c, 1) != 1)
+		die("read pipe");
+	pthread_join(t, NULL);
+	close(p[0]);
+	close(p[1]);
+}
+
 static NOINLINE void slow_nanosleep(void)
 {
 	struct timespec ts = { 0, 20 * 1000000L };
@@ -149,6 +217,10 @@ int main(int argc, char **argv)
 {
 	pthread_t t;
 
+	if (argc > 1 && !strcmp(argv[1], "--restart")) {
+		restarted_read();
+		return 0;
+	}
 	if (argc > 1) {
 		char *end;
 
