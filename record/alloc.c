@@ -416,7 +416,8 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 	int err;
 
 	/* An exec may reuse stack map ids for other code. */
-	memset(st->slots, 0, st->nslots * sizeof(*st->slots));
+	if (st->slots) /* none yet when the first process appears */
+		memset(st->slots, 0, st->nslots * sizeof(*st->slots));
 	st->used = 0;
 	for (size_t i = 0; i < st->nbrks; i++)
 		if (st->brks[i].pid == pid)
