@@ -9,7 +9,7 @@ need_bpf
 pid=$!
 trap 'kill $pid 2> /dev/null; rm -rf "$TMPD"' EXIT
 out=$TMPD/run.nsk
-"$NUSKU" record -q -e cpu -d 2 -o "$out" -p "$pid" || fail "record -p exited $?"
+"$NUSKU" record -q -e cpu -d 3 -o "$out" -p "$pid" || fail "record -p exited $?"
 kill -0 $pid || fail "the attached process did not survive the recording"
 dump "$out" "$TMPD/dump"
 
