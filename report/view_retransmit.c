@@ -83,8 +83,9 @@ static int run_retransmit(struct nsk_report *rep, const struct nsk_view *v)
 				  ? "offcpu" : NULL;
 	const char *sys = has_columns(rep->db, "syscall_slow", WAIT_COLS)
 				  ? "syscall_slow" : NULL;
-	const char *off_f = has_columns(rep->db, "f_offcpu", WAIT_COLS " reason")
-				    ? "f_offcpu" : "offcpu";
+	/* an int, not a pointer: gcc 12 with -fsanitize=address otherwise
+	 * believes the chosen name may be NULL (-Wformat-truncation) */
+	int off_filtered = has_columns(rep->db, "f_offcpu", WAIT_COLS " reason");
 	const char *sys_f = has_columns(rep->db, "f_syscall_slow", WAIT_COLS)
 				    ? "f_syscall_slow" : "syscall_slow";
 	const char *sock;
@@ -119,7 +120,7 @@ static int run_retransmit(struct nsk_report *rep, const struct nsk_view *v)
 		snprintf(net_wait, sizeof(net_wait),
 			 "SELECT pid, 'offcpu' AS source, sum(duration) AS ns "
 			 "FROM %s WHERE reason IN ('network', 4) GROUP BY pid",
-			 off_f);
+			 off_filtered ? "f_offcpu" : "offcpu");
 	if (sys) {
 		size_t len = strlen(net_wait);
 

@@ -32,7 +32,7 @@ PY
 check() { # MODE BUILD MIN_PCT MAX_PCT
 	f="$TMPD/$1_$2"
 	"$NUSKU" record -q -e cpu --call-graph "$1" -o "$f.nsk" -- \
-		"$WORKLOADS/callchain_$2" 2 || fail "record --call-graph $1 of callchain_$2"
+		"$WORKLOADS/callchain_$2" 1.5 || fail "record --call-graph $1 of callchain_$2"
 	"$NUSKU" report "$f.nsk" --folded > "$f.folded" 2>/dev/null ||
 		fail "report --folded of $1/$2"
 	set -- "$1" "$2" "$3" "$4" $(full_path_share "$f.folded")

@@ -6,7 +6,8 @@
  * memset it calls must show the same path in both builds; a frame-pointer
  * walk gets the second build wrong, and gets even the first wrong inside
  * memset, whose Debian build keeps no frame pointer (leaf's frame is
- * skipped).  Usage: callchain SECONDS (default 2).
+ * skipped).  Usage: callchain SECONDS (default 2) of CPU time, so a busy
+ * machine stretches the run instead of thinning the samples.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,19 +43,19 @@ __attribute__((noipa)) void outer(int round)
 	sink++;
 }
 
-static double now(void)
+static double cpu_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 2, end = now() + seconds;
+	double seconds = argc > 1 ? atof(argv[1]) : 2, end = cpu_now() + seconds;
 
-	for (int round = 0; now() < end; round++)
+	for (int round = 0; cpu_now() < end; round++)
 		outer(round);
 	return 0;
 }
