@@ -100,6 +100,7 @@ int nsk_session__targets_fd(const struct nsk_session *s)
 int nsk_session__add_ringbuf(struct nsk_session *s, int map_fd,
 			     ring_buffer_sample_fn fn, void *ctx)
 {
+	s->nrings++;
 	if (!s->rb) {
 		s->rb = ring_buffer__new(map_fd, fn, ctx, NULL);
 		return s->rb ? 0 : -errno;
@@ -235,7 +236,7 @@ static void join_argv(char *buf, size_t size, char *const *argv)
 static int write_header(struct nsk_session *s, char *const *nusku_argv)
 {
 	struct nsk_record rec = { .type = NSK_REC_CLOCK };
-	char buf[4096], events[256] = "";
+	char buf[4096];
 	struct utsname u;
 	struct timespec rt;
 	int err;
@@ -271,13 +272,6 @@ static int write_header(struct nsk_session *s, char *const *nusku_argv)
 	}
 	snprintf(buf, sizeof(buf), "%d", (int)s->root);
 	meta(s, "target.pid", buf);
-	for (int i = 0; i < s->nsigs; i++) {
-		size_t len = strlen(events);
-
-		snprintf(events + len, sizeof(events) - len, "%s%s",
-			 i ? "," : "", s->sigs[i].sig->name);
-	}
-	meta(s, "events", events);
 	snprintf(buf, sizeof(buf), "%u", s->opts.freq_hz);
 	meta(s, "cpu.freq_hz", buf);
 	meta(s, "inherit", s->opts.inherit ? "1" : "0");
@@ -374,22 +368,53 @@ static int open_output(struct nsk_session *s)
 	return 0;
 }
 
+/* Start the signals.  One that was asked for by name must start; of the
+ * default set, one that cannot (a kernel without what it needs) is left out
+ * with a warning and a META note, unless it got as far as registering a
+ * ring buffer (which cannot be taken back). */
 static int start_signals(struct nsk_session *s)
 {
-	int err;
+	const char *ev = s->opts.events;
+	int by_name = ev && *ev && strcmp(ev, "all");
+	char events[256] = "", key[64];
+	int n = 0, err;
 
 	for (int i = 0; i < s->nsigs; i++) {
-		err = s->sigs[i].sig->start(s, &s->sigs[i].state);
-		if (err) {
-			const char *why = strerror(-err);
+		const struct nsk_signal *sig = s->sigs[i].sig;
+		int rings = s->nrings;
+		void *state = NULL;
+		const char *why;
 
-			if (err == -EPERM || err == -EACCES)
-				why = "permission denied (needs root, or CAP_BPF + CAP_PERFMON)";
-			return nsk_session__fail(s, err, "cannot start %s: %s",
-						 s->sigs[i].sig->name, why);
+		err = sig->start(s, &state);
+		if (!err) {
+			s->sigs[n].sig = sig;
+			s->sigs[n++].state = state;
+			continue;
 		}
+		why = strerror(-err);
+		if (err == -EPERM || err == -EACCES)
+			why = "permission denied (needs root, or CAP_BPF + CAP_PERFMON)";
+		if (by_name || rings != s->nrings || err == -EPERM || err == -EACCES) {
+			s->nsigs = n;
+			return nsk_session__fail(s, err, "cannot start %s: %s",
+						 sig->name, why);
+		}
+		fprintf(stderr, "nusku: record: warning: %s not recorded: %s\n",
+			sig->name, why);
+		snprintf(key, sizeof(key), "%s.error", sig->name);
+		meta(s, key, why);
 	}
-	return 0;
+	s->nsigs = n;
+	if (!n)
+		return nsk_session__fail(s, -ENODEV, "no signal could be started");
+	for (int i = 0; i < s->nsigs; i++) {
+		size_t len = strlen(events);
+
+		snprintf(events + len, sizeof(events) - len, "%s%s",
+			 i ? "," : "", s->sigs[i].sig->name);
+	}
+	meta(s, "events", events);
+	return s->err;
 }
 
 static void poll_signals(struct nsk_session *s, int final)

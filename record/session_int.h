@@ -40,6 +40,7 @@ struct nsk_session {
 	int out_fd;
 	int targets_fd;
 	struct ring_buffer *rb;	     /* the signals' ring buffers */
+	int nrings;
 	struct nsk_proc_watch *proc_watch; /* process events, handled first */
 	int in_proc_sync;
 

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,7 +182,12 @@ void nsk_target__finish(struct nsk_session *s, int terminate)
 		close(s->go_fd);
 		s->go_fd = -1;
 	} else if (terminate && waitpid(s->root, &status, WNOHANG) == 0) {
+		struct pollfd pfd = { .fd = s->pidfd, .events = POLLIN };
+
+		/* The recording is over; the program gets 5 s to go. */
 		kill(s->root, SIGTERM);
+		if (s->pidfd >= 0 && poll(&pfd, 1, 5000) == 0)
+			kill(s->root, SIGKILL);
 	} else if (!terminate) {
 		status = 0;
 	}
