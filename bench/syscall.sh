@@ -21,6 +21,7 @@
 # call against the floors'.
 #
 #   bench/syscall.sh [BUILDDIR]        (default: the current directory)
+#   bench/run syscall
 #
 # Environment: CALLS (default 1000000), RUNS (default 3).  bcc's syscount
 # compiles its BPF program at run time and needs the running kernel's
@@ -33,6 +34,7 @@ FLOOR=$B/bench/sc_count
 CALLS=${CALLS:-1000000}
 RUNS=${RUNS:-3}
 SYSCOUNT=${SYSCOUNT:-/usr/sbin/syscount-bpfcc}
+[ -f "$B/Makefile" ] && make -C "$B" -s bench/sc_loop bench/sc_count >/dev/null 2>&1
 [ -x "$NUSKU" ] && [ -x "$LOOP" ] && [ -x "$FLOOR" ] ||
 	{ echo "syscall.sh: build first (make)" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "syscall.sh: needs root" >&2; exit 77; }
@@ -110,7 +112,7 @@ for c in $cases; do
 		echo "$c - -" >> "$T/results"
 	fi
 done
-echo "syscall: $CALLS getpid calls, best of $RUNS runs ($(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
+echo "$CALLS getpid calls, best of $RUNS runs ($(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
 awk '
 	{ name[NR] = $1; wall[$1] = $2; cpu[$1] = $3 }
 	END {
