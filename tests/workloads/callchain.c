@@ -7,9 +7,12 @@
  * walk gets the second build wrong, and gets even the first wrong inside
  * memset, whose Debian build keeps no frame pointer (leaf's frame is
  * skipped).  Usage: callchain SECONDS (default 2) of CPU time, so a busy
- * machine stretches the run instead of thinning the samples.
+ * machine stretches the run instead of thinning the samples; or
+ * callchain -n ROUNDS, a fixed amount of work that prints the CPU and
+ * elapsed time it took (for bench/unwind.sh).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,19 +46,30 @@ __attribute__((noipa)) void outer(int round)
 	sink++;
 }
 
-static double cpu_now(void)
+static double now(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 2, end = cpu_now() + seconds;
+	double end, t0 = now(CLOCK_MONOTONIC);
 
-	for (int round = 0; cpu_now() < end; round++)
+	if (argc > 2 && argv[1][0] == '-' && argv[1][1] == 'n') {
+		long rounds = atol(argv[2]);
+
+		for (int round = 0; round < rounds; round++)
+			outer(round);
+		printf("callchain: cpu_us %.0f elapsed_us %.0f\n",
+		       now(CLOCK_PROCESS_CPUTIME_ID) * 1e6,
+		       (now(CLOCK_MONOTONIC) - t0) * 1e6);
+		return 0;
+	}
+	end = now(CLOCK_PROCESS_CPUTIME_ID) + (argc > 1 ? atof(argv[1]) : 2);
+	for (int round = 0; now(CLOCK_PROCESS_CPUTIME_ID) < end; round++)
 		outer(round);
 	return 0;
 }
