@@ -109,8 +109,16 @@ size_t nsk_fdinfo__describe(struct nsk_fdinfo *fi, uint32_t pid, int fd,
 	if (!len)
 		return 0;
 	buf[0] = 0;
-	if (fd < 0 || !ino)
+	if (fd < 0)
 		return 0;
+	if (!ino) {
+		/* Nothing from BPF (an fd that is not the first argument):
+		 * /proc alone, unverified. */
+		snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
+		n = readlink(path, buf, len - 1);
+		buf[n > 0 ? n : 0] = 0;
+		return n > 0 ? (size_t)n : 0;
+	}
 	slot = &fi->slots[((uint64_t)pid * 31 + (uint32_t)fd) % FDINFO_SLOTS];
 	snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
 	if (stat(path, &sb) == 0 && sb.st_ino == ino) {

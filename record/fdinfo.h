@@ -24,8 +24,9 @@ int nsk_fdinfo__new(struct nsk_fdinfo **out);
 void nsk_fdinfo__free(struct nsk_fdinfo *fi); /* NULL is fine */
 
 /* Writes the name of fd of pid into buf (always NUL-terminated).  ino, mode
- * and dname are what BPF read from the fd table at the call's exit (ino 0:
- * nothing was open there).  Returns the length, 0 if nothing is known. */
+ * and dname are what BPF read from the fd table at the call's exit; ino 0:
+ * BPF read nothing, /proc is read unverified.  Returns the length, 0 if
+ * nothing is known. */
 size_t nsk_fdinfo__describe(struct nsk_fdinfo *fi, uint32_t pid, int fd,
 			    uint64_t ino, uint32_t mode, const char *dname,
 			    char *buf, size_t len);
