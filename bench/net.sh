@@ -31,8 +31,8 @@ NS="nsk-bench-$$"
 T=$(mktemp -d "${TMPDIR:-/tmp}/nusku-bench.XXXXXX")
 BCC_PID=
 cleanup() {
-	[ -n "$BCC_PID" ] && kill "$BCC_PID" 2>/dev/null
-	ip netns del "$NS" 2>/dev/null
+	if [ -n "$BCC_PID" ]; then kill "$BCC_PID" 2>/dev/null || true; fi
+	ip netns del "$NS" 2>/dev/null || true
 	rm -rf "$T"
 }
 trap cleanup EXIT
