@@ -160,6 +160,14 @@ static int cpu_start(struct nsk_session *s, void **state)
 	if (st->skel->rodata->ustack_bytes)
 		bpf_map__set_max_entries(st->skel->maps.cpu_events,
 					 32 * 1024 * 1024);
+	/* For tests of loss accounting: a ring buffer small enough to fill
+	 * (a power of two, at least a page). */
+	if (getenv("NUSKU_CPU_RINGBUF_BYTES")) {
+		unsigned long v = strtoul(getenv("NUSKU_CPU_RINGBUF_BYTES"), NULL, 0);
+
+		if (v >= 4096 && !(v & (v - 1)))
+			bpf_map__set_max_entries(st->skel->maps.cpu_events, (__u32)v);
+	}
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
 				nsk_session__targets_fd(s));
 	if (!err)

@@ -58,4 +58,14 @@ dump "$TMPD/d.nsk" "$TMPD/dump"
 grep -q hello "$TMPD/err" || fail "-o -: program output not on stderr"
 dump "$TMPD/p.nsk" "$TMPD/dump"
 assert_near "$(self_share "$TMPD/dump" hot_a)" 60 5 "-o -: hot_a self share"
+# a ring buffer too small for 100 ms of samples: losses counted in the
+# kernel, written as LOSS records, summed in END
+NUSKU_CPU_RINGBUF_BYTES=4096 "$NUSKU" record -q -e cpu --call-graph fp -o "$TMPD/l.nsk" -- \
+	"$WORKLOADS/cpu_hot" 1 > /dev/null || fail "small ring buffer: status $?"
+dump "$TMPD/l.nsk" "$TMPD/dump"
+lost=$(awk '$1 == "loss" && $2 == "cpu.ringbuf" { n += $3 } END { print n + 0 }' "$TMPD/dump")
+[ "$lost" -gt 0 ] || fail "a full ring buffer lost nothing?"
+awk '$1 == "loss" { n += $3 } $1 == "end" { e = $3 } END { exit !(n == e) }' "$TMPD/dump" ||
+	fail "END's lost count is not the sum of the LOSS records"
+echo "ok: $lost samples lost to a full ring buffer, counted"
 echo "record_errors: ok"
