@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "record/record.h"
@@ -204,6 +205,10 @@ int cmd_record(int argc, char **argv)
 		o.argv = argv + optind;
 	if (o.pid && o.argv) {
 		fprintf(stderr, "nusku: record: give either -p PID or a program, not both\n");
+		return 2;
+	}
+	if (!strcmp(o.output, "-") && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "nusku: record: -o - would write a binary recording to the terminal; redirect it or pipe it\n");
 		return 2;
 	}
 	if (!o.pid && !o.argv) {
