@@ -188,6 +188,13 @@ static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
 		    (m = nsk_aspace__find(owner->as, addr)))
 			as = owner->as;
 	}
+	if (!m && as && time == UINT64_MAX) {
+		/* a stack without a time (an aggregate): it may be from the
+		 * program before an exec */
+		for (struct nsk_aspace *o = as->older; o && !m; o = o->older)
+			if ((m = nsk_aspace__find(o, addr)))
+				as = o;
+	}
 	if (!m)
 		return unmapped_frame(s, pid, as, addr);
 	return module_frame(s, as, m,
