@@ -40,6 +40,7 @@ static void usage(FILE *f)
 "  -n, --limit N      at most N rows\n"
 "      --min-pct P    --tree: leave out nodes under P%% (default 0.5)\n"
 "      --per-thread   --by blocking: each thread's wall time split by reason\n"
+"      --leaks        --by leaks: memory never freed, by site, largest first\n"
 "  -w, --width N      text width (default: the terminal's, or 80; 0: any)\n"
 "  -h, --help         this help\n"
 "\n"
@@ -83,7 +84,7 @@ struct args {
 /* 0, or the exit status of a usage error. */
 static int parse(int argc, char **argv, struct args *a)
 {
-	enum { OPT_TID = 256, OPT_MIN_PCT, OPT_PER_THREAD };
+	enum { OPT_TID = 256, OPT_MIN_PCT, OPT_PER_THREAD, OPT_LEAKS };
 	static const struct option longopts[] = {
 		{ "by", required_argument, NULL, 'b' },
 		{ "tree", no_argument, NULL, 't' },
@@ -99,6 +100,7 @@ static int parse(int argc, char **argv, struct args *a)
 		{ "limit", required_argument, NULL, 'n' },
 		{ "min-pct", required_argument, NULL, OPT_MIN_PCT },
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+		{ "leaks", no_argument, NULL, OPT_LEAKS },
 		{ "width", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -117,6 +119,7 @@ static int parse(int argc, char **argv, struct args *a)
 		case 'b': a->o.view = optarg; break;
 		case 't': a->o.tree = 1; break;
 		case OPT_PER_THREAD: a->o.per_thread = 1; break;
+		case OPT_LEAKS: a->o.view = "leaks"; break;
 		case 'F': a->o.folded = 1; break;
 		case 'q': a->o.sql = optarg; break;
 		case 'd': a->o.db = optarg; break;

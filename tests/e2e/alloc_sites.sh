@@ -72,6 +72,8 @@ assert_site "$TMPD/leaks.csv" site_mmap live_bytes 1048576
 [ -z "$(site_col "$TMPD/leaks.csv" site_small live_bytes)" ] || fail "site_small listed as a leak"
 awk -F, 'NR > 2 && $1 > prev { exit 1 } NR > 1 { prev = $1 }' "$TMPD/leaks.csv" ||
 	fail "leaks not sorted largest first"
+"$NUSKU" report "$out" --leaks --format csv 2>/dev/null | cmp -s - "$TMPD/leaks.csv" ||
+	fail "--leaks differs from --by leaks"
 
 # folded: allocated bytes and live bytes per call path
 "$NUSKU" report "$out" --by alloc-site --folded >"$TMPD/alloc.folded" 2>/dev/null || fail "--folded"
