@@ -39,7 +39,6 @@ struct nsk_module {
 	struct load *loads;
 	size_t nloads;
 	int fd; /* the file, kept open for the DWARF unwinder; -1 if none */
-	int has_fp; /* built with frame pointers: 1 yes, 0 no, -1 not known yet */
 	uint8_t build_id[64];
 	size_t build_id_len;
 	char *scratch[NSK_SYMLOC_MAX]; /* demangled names of the last call */
@@ -187,7 +186,6 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 	m->name = slash ? slash + 1 : m->path;
 	m->serial = s->n + 1;
 	m->fd = -1;
-	m->has_fp = -1;
 	if (open_path)
 		module_open(m, open_path);
 	if (nsk_intern__add(s->index, key, plen + 8, s->n + 1)) {
@@ -243,7 +241,8 @@ static int cu_keeps_fp(Dwarf_Die *cu)
 	Dwarf_Attribute a;
 	const char *p = dwarf_formstring(dwarf_attr(cu, DW_AT_producer, &a));
 
-	if (!p)
+	/* Assembly ("GNU AS ...": glibc's memset) keeps no frame pointer. */
+	if (!p || (strncmp(p, "GNU C", 5) && !strstr(p, "clang")))
 		return 0;
 	if (strstr(p, "-fno-omit-frame-pointer"))
 		return 1;
@@ -252,28 +251,19 @@ static int cu_keeps_fp(Dwarf_Die *cu)
 	return !strstr(p, " -O") || strstr(p, " -O0");
 }
 
-int nsk_module__has_frame_pointers(struct nsk_module *m)
+int nsk_module__keeps_fp_at(struct nsk_module *m, uint64_t vaddr)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = NULL;
-	Dwarf *dw;
-	int checked = 0;
+	Dwarf_Die *cu;
 
-	if (m->has_fp >= 0)
-		return m->has_fp;
 	/* No debug info (Debian's libraries): assume the -O2 default. */
-	m->has_fp = 0;
-	dw = m->dwmod ? dwfl_module_getdwarf(m->dwmod, &bias) : NULL;
-	if (!dw)
+	if (!m->dwmod || !dwfl_module_getdwarf(m->dwmod, &bias))
 		return 0;
-	/* The first units speak for the module; every one must agree. */
-	while (checked < 8 && (cu = dwfl_module_nextcu(m->dwmod, cu, &bias))) {
-		if (!cu_keeps_fp(cu))
-			return 0;
-		checked++;
-	}
-	m->has_fp = checked > 0;
-	return m->has_fp;
+	/* The unit of the address, not the module: a binary links units
+	 * built otherwise (libasan's preinit object keeps no frame pointer
+	 * in a program that does). */
+	cu = dwfl_module_addrdie(m->dwmod, vaddr + m->bias, &bias);
+	return cu ? cu_keeps_fp(cu) : 0;
 }
 
 /* The name of a subprogram or inlined call: the linkage name demangled when

@@ -53,9 +53,10 @@ uint64_t nsk_module__vaddr(const struct nsk_module *m, uint64_t file_off);
 int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 			  struct nsk_symloc *out, int max);
 
-/* 1 when the module was built with frame pointers (from its DWARF
- * producer strings), 0 when not or not known (no debug info).  Cached. */
-int nsk_module__has_frame_pointers(struct nsk_module *m);
+/* 1 when the code at vaddr was built with frame pointers (from the
+ * DW_AT_producer of its compile unit), 0 when not or not known (no debug
+ * info).  A lookup in the module's DWARF: cache the answer. */
+int nsk_module__keeps_fp_at(struct nsk_module *m, uint64_t vaddr);
 /* A demangled copy of a C++ name (malloc), or NULL if it is not one. */
 char *nsk_demangle(const char *name);
 

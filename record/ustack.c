@@ -4,12 +4,14 @@
  * --call-graph fp, a copy of the top of the user stack.  Under auto the
  * frame-pointer walk is kept when every step of it is trustworthy: it went
  * past the leaf, and each frame it walked through (all but the outermost)
- * lies in a module built with frame pointers.  Otherwise, and always under dwarf, the copy is
- * unwound with DWARF CFI (record/unwind.h); when that fails the
- * frame-pointer walk is kept and the failure counted.
+ * was compiled with frame pointers (its unit's DW_AT_producer).
+ * Otherwise, and always under dwarf, the copy is unwound with DWARF CFI
+ * (record/unwind.h); when that fails the frame-pointer walk is kept and the
+ * failure counted.
  */
 #include <errno.h>
 
+#include "record/intern.h"
 #include "record/maps.h"
 #include "record/session_int.h"
 #include "record/symbols.h"
@@ -25,8 +27,25 @@ uint32_t nsk_session__ustack_bytes(const struct nsk_session *s)
 	return n > NSK_USTACK_MAX ? NSK_USTACK_MAX : n;
 }
 
-static int fp_walk_holds(struct nsk_aspace *as, const uint64_t *ips,
-			 uint32_t n)
+/* Whether the code at addr keeps frame pointers, cached per (module,
+ * address): the same few return addresses come back in every stack. */
+static int keeps_fp(struct nsk_session *s, struct nsk_map *m, uint64_t addr)
+{
+	uint64_t vaddr = nsk_module__vaddr(m->mod, addr - m->start + m->pgoff);
+	uint64_t key[2] = { nsk_module__serial(m->mod), vaddr }, v;
+
+	if (!s->fp_cache && !(s->fp_cache = nsk_intern__new()))
+		return 0;
+	v = nsk_intern__find(s->fp_cache, key, sizeof(key));
+	if (!v) {
+		v = 1 + nsk_module__keeps_fp_at(m->mod, vaddr);
+		nsk_intern__add(s->fp_cache, key, sizeof(key), v);
+	}
+	return v == 2;
+}
+
+static int fp_walk_holds(struct nsk_session *s, struct nsk_aspace *as,
+			 const uint64_t *ips, uint32_t n)
 {
 	/* One frame: the walk stopped at once, as it does when the leaf keeps
 	 * no frame pointer and rbp holds anything. */
@@ -35,7 +54,7 @@ static int fp_walk_holds(struct nsk_aspace *as, const uint64_t *ips,
 	for (uint32_t i = 0; i + 1 < n; i++) {
 		struct nsk_map *m = nsk_aspace__find(as, ips[i] - (i > 0));
 
-		if (!m || !m->file || nsk_module__has_frame_pointers(m->mod) != 1)
+		if (!m || !m->file || !keeps_fp(s, m, ips[i] - (i > 0)))
 			return 0;
 	}
 	return 1;
@@ -78,7 +97,7 @@ uint64_t nsk_session__stack_copied(struct nsk_session *s, uint32_t pid,
 	as = nsk_proc__aspace(s, pid, time);
 	if (!as)
 		goto fp;
-	if (s->opts.call_graph == NSK_CALL_GRAPH_AUTO && fp_walk_holds(as, uips, nu))
+	if (s->opts.call_graph == NSK_CALL_GRAPH_AUTO && fp_walk_holds(s, as, uips, nu))
 		goto fp;
 	if (!s->unwinder && nsk_unwinder__new(&s->unwinder))
 		goto fp;
