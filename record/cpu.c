@@ -221,24 +221,9 @@ static int cpu_poll(struct nsk_session *s, void *state, int final)
 		[NSK_CPU_LOST_USTACK] = "cpu.ustack",
 	};
 	struct cpu_state *st = state;
-	uint64_t *v = calloc(st->ncpu, sizeof(*v));
 
-	if (!v)
-		return -ENOMEM;
-	for (__u32 k = 0; k < NSK_CPU_LOST_MAX; k++) {
-		uint64_t total = 0;
-
-		if (bpf_map_lookup_elem(st->lost_fd, &k, v))
-			continue;
-		for (int i = 0; i < st->ncpu; i++)
-			total += v[i];
-		if (total > st->lost_seen[k]) {
-			nsk_session__lost(s, sources[k], total - st->lost_seen[k]);
-			st->lost_seen[k] = total;
-		}
-	}
-	free(v);
-	return 0;
+	return nsk_session__drain_lost(s, st->lost_fd, sources, NSK_CPU_LOST_MAX,
+				       st->lost_seen);
 }
 
 const struct nsk_signal nsk_signal_cpu = {

@@ -441,30 +441,11 @@ static int poll_recursion(struct net_state *st)
 static int net_poll(struct nsk_session *s, void *state, int final)
 {
 	struct net_state *st = state;
-	uint64_t *vals = calloc((size_t)st->ncpus, sizeof(*vals));
-	int fd = bpf_map__fd(st->skel->maps.net_stats), err = 0;
-	uint32_t k;
+	int err = nsk_session__drain_lost(s, bpf_map__fd(st->skel->maps.net_stats),
+					  stat_source, NSK_NET_STAT_MAX,
+					  st->stats_seen);
 
-	if (!vals)
-		return -ENOMEM;
-	for (k = 0; k < NSK_NET_STAT_MAX; k++) {
-		uint64_t sum = 0;
-		int i;
-
-		if (bpf_map_lookup_elem(fd, &k, vals)) {
-			err = -errno;
-			goto cleanup;
-		}
-		for (i = 0; i < st->ncpus; i++)
-			sum += vals[i];
-		if (sum > st->stats_seen[k])
-			nsk_session__lost(s, stat_source[k], sum - st->stats_seen[k]);
-		st->stats_seen[k] = sum;
-	}
-	err = poll_recursion(st);
-cleanup:
-	free(vals);
-	return err;
+	return err ? err : poll_recursion(st);
 }
 
 const struct nsk_signal nsk_signal_net = {

@@ -249,23 +249,11 @@ static int offcpu_poll(struct nsk_session *s, void *state, int final)
 		[NSK_OFFCPU_DROP_UNPAIRED] = "offcpu.unpaired",
 	};
 	struct offcpu_state *st = state;
-	uint64_t *v = calloc(st->ncpu, sizeof(*v));
+	int err = nsk_session__drain_lost(s, st->drops_fd, sources,
+					  NSK_OFFCPU_DROP_MAX, st->drops_seen);
 
-	if (!v)
-		return -ENOMEM;
-	for (__u32 k = 0; k < NSK_OFFCPU_DROP_MAX; k++) {
-		uint64_t total = 0;
-
-		if (bpf_map_lookup_elem(st->drops_fd, &k, v))
-			continue;
-		for (int i = 0; i < st->ncpu; i++)
-			total += v[i];
-		if (total > st->drops_seen[k]) {
-			nsk_session__lost(s, sources[k], total - st->drops_seen[k]);
-			st->drops_seen[k] = total;
-		}
-	}
-	free(v);
+	if (err)
+		return err;
 	/* The kernel skips a program it finds already running on the CPU
 	 * (recursion protection): a switch or a sys_exit we never saw. */
 	{

@@ -174,6 +174,34 @@ void nsk_session__lost(struct nsk_session *s, const char *source,
 	s->lost_total += count;
 }
 
+int nsk_session__drain_lost(struct nsk_session *s, int map_fd,
+			    const char *const *sources, uint32_t n,
+			    uint64_t *seen)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *v;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t sum = 0;
+
+		if (!sources[k] || bpf_map_lookup_elem(map_fd, &k, v))
+			continue;
+		for (int i = 0; i < ncpu; i++)
+			sum += v[i];
+		if (sum > seen[k]) {
+			nsk_session__lost(s, sources[k], sum - seen[k]);
+			seen[k] = sum;
+		}
+	}
+	free(v);
+	return 0;
+}
+
 static void flush_losses(struct nsk_session *s, uint64_t now)
 {
 	for (int i = 0; i < s->nlosses; i++) {

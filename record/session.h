@@ -114,6 +114,14 @@ int nsk_session__emit(struct nsk_session *s, const struct nsk_record *rec);
 void nsk_session__lost(struct nsk_session *s, const char *source,
 		       uint64_t count);
 
+/* Reads a BPF per-CPU array of n __u64 loss counters (key k counts losses
+ * of sources[k]; a NULL source is skipped) and reports what grew since
+ * seen[k], which it updates: the poll() of every signal that counts its
+ * drops in the kernel. */
+int nsk_session__drain_lost(struct nsk_session *s, int map_fd,
+			    const char *const *sources, uint32_t n,
+			    uint64_t *seen);
+
 /* CLOCK_MONOTONIC now, in ns: the clock of bpf_ktime_get_ns(). */
 uint64_t nsk_session__now(void);
 

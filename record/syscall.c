@@ -310,27 +310,8 @@ static int drain_set(struct sc_state *st, uint32_t set, uint64_t start,
 
 static void drain_lost(struct sc_state *st)
 {
-	int fd = bpf_map__fd(st->skel->maps.sc_lost);
-	uint64_t *per_cpu = calloc(st->ncpus, sizeof(uint64_t));
-	uint32_t k;
-	int c;
-
-	if (!per_cpu)
-		return;
-	for (k = 0; k < NSK_SC_LOST_MAX; k++) {
-		uint64_t sum = 0;
-
-		if (bpf_map_lookup_elem(fd, &k, per_cpu))
-			continue;
-		for (c = 0; c < st->ncpus; c++)
-			sum += per_cpu[c];
-		if (sum > st->lost_seen[k]) {
-			nsk_session__lost(st->s, lost_source[k],
-					  sum - st->lost_seen[k]);
-			st->lost_seen[k] = sum;
-		}
-	}
-	free(per_cpu);
+	nsk_session__drain_lost(st->s, bpf_map__fd(st->skel->maps.sc_lost),
+				lost_source, NSK_SC_LOST_MAX, st->lost_seen);
 }
 
 static int on_slow(void *ctx, void *data, size_t len)
