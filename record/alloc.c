@@ -51,6 +51,7 @@ struct alloc_state {
 	size_t nbrks;
 	uint64_t lost_seen[NSK_ALLOC_LOST_MAX];
 	char allocator[4096]; /* last one written as META */
+	unsigned int refused; /* probe points refused, already counted */
 	int err;	      /* first error in the ring-buffer callback */
 };
 
@@ -295,6 +296,13 @@ static int note_allocator(struct alloc_state *st)
 	/* /proc/PID/root/lib/... -> /lib/... */
 	if (!strncmp(path, "/proc/", 6) && (root = strstr(path, "/root/")))
 		path = root + 5;
+	unsigned int refused = nsk_alloc_attach__refused(st->attach);
+
+	if (refused > st->refused) {
+		/* Calls to those functions go unseen: a loss, shown. */
+		nsk_session__lost(st->s, "alloc.probe_refused", refused - st->refused);
+		st->refused = refused;
+	}
 	if (!*path || !strcmp(path, st->allocator))
 		return 0;
 	snprintf(st->allocator, sizeof(st->allocator), "%s", path);

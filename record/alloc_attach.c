@@ -88,6 +88,7 @@ struct nsk_alloc_attach {
 	struct link *links;
 	size_t nlinks, caplinks;
 	char allocator[PATH_MAX];
+	unsigned int refused; /* probe points the kernel would not take */
 };
 
 int nsk_alloc_attach__new(const struct nsk_alloc_progs *progs,
@@ -159,6 +160,11 @@ void nsk_alloc_attach__free(struct nsk_alloc_attach *a)
 	free(a->links);
 	free(a->objs);
 	free(a);
+}
+
+unsigned int nsk_alloc_attach__refused(const struct nsk_alloc_attach *a)
+{
+	return a ? a->refused : 0;
 }
 
 unsigned int nsk_alloc_attach__count(const struct nsk_alloc_attach *a)
@@ -567,8 +573,31 @@ static int attach_set(struct nsk_alloc_attach *a, const char *path,
 			return err;
 	}
 	if (a->progs.multi) {
-		/* Returns first: see the top of this file. */
+		/* Probe points the kernel refuses in one link (EINVAL: seen
+		 * while another tool's uprobes sat on the same functions) are
+		 * dropped one by one, so the others still go in. */
 		fd = multi_link(a->progs.exit, path, offs, cookies, cnt, 1);
+		if (fd == -EINVAL && cnt > 1) {
+			uint32_t kept = 0;
+
+			for (uint32_t i = 0; i < cnt; i++) {
+				int one = multi_link(a->progs.exit, path, &offs[i],
+						     &cookies[i], 1, 1);
+
+				if (one < 0) {
+					a->refused++;
+					continue;
+				}
+				close(one);
+				offs[kept] = offs[i];
+				cookies[kept++] = cookies[i];
+			}
+			cnt = kept;
+			if (!cnt)
+				return -EINVAL;
+			fd = multi_link(a->progs.exit, path, offs, cookies, cnt, 1);
+		}
+		/* Returns first: see the top of this file. */
 		err = fd < 0 ? fd : add_link(a, NULL, fd, 1);
 		if (!err) {
 			fd = multi_link(a->progs.enter, path, offs, cookies, cnt, 0);
@@ -578,7 +607,12 @@ static int attach_set(struct nsk_alloc_attach *a, const char *path,
 			uint64_t c = free_fn.cookie;
 
 			fd = multi_link(a->progs.free, path, &free_off, &c, 1, 0);
-			err = fd < 0 ? fd : add_link(a, NULL, fd, 0);
+			if (fd == -EINVAL) {
+				a->refused++;
+				fd = 0;
+			} else {
+				err = fd < 0 ? fd : add_link(a, NULL, fd, 0);
+			}
 		}
 		return err ? err : (int)cnt;
 	}

@@ -45,6 +45,9 @@ int nsk_alloc_attach__process(struct nsk_alloc_attach *a, uint32_t pid);
  * the usual directories), so its first allocation is seen. */
 int nsk_alloc_attach__program(struct nsk_alloc_attach *a, const char *path);
 
+/* Probe points the kernel refused (counted, the others attached). */
+unsigned int nsk_alloc_attach__refused(const struct nsk_alloc_attach *a);
+
 /* Number of uprobes attached so far. */
 unsigned int nsk_alloc_attach__count(const struct nsk_alloc_attach *a);
 
