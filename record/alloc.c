@@ -441,29 +441,13 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 static int alloc_poll(struct nsk_session *s, void *state, int final)
 {
 	struct alloc_state *st = state;
-	int fd = bpf_map__fd(st->skel->maps.lost);
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *v;
-	int err = st->err;
+	int err = st->err, e;
 
 	st->err = 0;
-	if (ncpu <= 0)
-		return err;
-	v = calloc((size_t)ncpu, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (uint32_t k = 0; k < NSK_ALLOC_LOST_MAX; k++) {
-		uint64_t sum = 0;
-
-		if (bpf_map_lookup_elem(fd, &k, v))
-			continue;
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-		if (sum > st->lost_seen[k])
-			nsk_session__lost(s, lost_names[k], sum - st->lost_seen[k]);
-		st->lost_seen[k] = sum;
-	}
-	free(v);
+	e = nsk_session__drain_lost(s, bpf_map__fd(st->skel->maps.lost),
+				    lost_names, NSK_ALLOC_LOST_MAX, st->lost_seen);
+	if (!err)
+		err = e;
 	return err;
 }
 
