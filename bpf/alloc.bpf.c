@@ -31,6 +31,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "target.bpf.h"
+#include "ustack.bpf.h"
 #include "nusku/events/alloc.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -61,8 +62,12 @@ char LICENSE[] SEC("license") = "GPL";
 #endif
 #define MAP_ANONYMOUS_ 0x20
 
+#define RING_BYTES (16 << 20)
+
 const volatile __u64 sample_bytes = 0;	/* 0: record every allocation */
 const volatile __u64 wake_bytes = 1 << 20; /* wake the consumer past this */
+/* bytes of user stack to copy for DWARF unwinding; 0: frame pointers only */
+const volatile __u32 ustack_bytes = 0;
 
 struct tstate {
 	__u64 size;	 /* requested bytes of the outermost call */
@@ -85,7 +90,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
+	__uint(max_entries, RING_BYTES);
 } alloc_events SEC(".maps");
 
 struct {
@@ -94,6 +99,33 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, NSK_MAX_STACK_DEPTH * sizeof(__u64));
 } alloc_stacks SEC(".maps");
+
+/* Bytes of stack to copy per (tgid << 32 | stack map id), as user space
+ * learned them (see nusku/events/alloc.h); absent: ustack_bytes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, NSK_ALLOC_COPY_NEEDS);
+	__type(key, __u64);
+	__type(value, __u32);
+} copy_needs SEC(".maps");
+
+/* An allocation with its stack copy is built here, then sent with only the
+ * bytes it holds.  A uprobe program can be preempted (it only keeps its
+ * CPU), so another task may find the slot busy: it then sends no copy. */
+struct alloc_copy {
+	__u32 busy;
+	__u32 pad;
+	struct nsk_ev_alloc a;
+	struct nsk_ev_ustack u;
+	__u8 bytes[NSK_USTACK_ROOM];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct alloc_copy);
+} copy_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -127,13 +159,16 @@ static __always_inline void count_lost(__u32 what)
 		*v += 1;
 }
 
-/* Wake the consumer once, when the unread data crosses wake_bytes (the
- * window is a few records wide); otherwise it drains on its timer. */
-static __always_inline __u64 wake_flags(void)
+/* Wake the consumer once, when the unread data crosses wake_bytes with
+ * this record; otherwise it drains on its timer.  pending: bytes of this
+ * record already counted in the ring (reserved), 0 for one still to be
+ * output. */
+static __always_inline __u64 wake_flags(__u64 len, __u64 pending)
 {
 	__u64 avail = bpf_ringbuf_query(&alloc_events, BPF_RB_AVAIL_DATA);
+	__u64 before = avail - pending;
 
-	if (avail >= wake_bytes && avail < wake_bytes + 256)
+	if (before < wake_bytes && before + len >= wake_bytes)
 		return BPF_RB_FORCE_WAKEUP;
 	return BPF_RB_NO_WAKEUP;
 }
@@ -256,7 +291,7 @@ static __always_inline int emit_free(__u32 tgid, __u64 addr, __u64 size,
 	e->size = size;
 	e->fn = fn;
 	e->pad = 0;
-	bpf_ringbuf_submit(e, wake_flags());
+	bpf_ringbuf_submit(e, wake_flags(sizeof(*e), sizeof(*e)));
 	return 0;
 }
 
@@ -273,17 +308,10 @@ static __always_inline int release(__u32 tgid, __u64 addr, __u32 fn)
 	return emit_free(tgid, addr, 0, fn);
 }
 
-static __always_inline int emit_alloc(void *ctx, __u32 tgid, __u64 addr,
-				      __u64 size, __u64 old, __u64 weight,
-				      __u32 fn)
+static __always_inline void fill_alloc(struct nsk_ev_alloc *e, __u32 tgid,
+				       __u64 addr, __u64 size, __u64 old,
+				       __u64 weight, __u32 fn, __s32 sid)
 {
-	struct nsk_ev_alloc *e;
-
-	e = bpf_ringbuf_reserve(&alloc_events, sizeof(*e), 0);
-	if (!e) {
-		count_lost(NSK_ALLOC_LOST_RINGBUF);
-		return 0;
-	}
 	e->hdr.type = NSK_EV_ALLOC;
 	e->hdr.size = sizeof(*e);
 	e->time = bpf_ktime_get_ns();
@@ -294,10 +322,73 @@ static __always_inline int emit_alloc(void *ctx, __u32 tgid, __u64 addr,
 	e->old_addr = old;
 	e->weight = weight;
 	e->fn = fn;
-	e->stack_id = bpf_get_stackid(ctx, &alloc_stacks, BPF_F_USER_STACK);
-	if (e->stack_id < 0)
+	e->stack_id = sid;
+}
+
+/* Sends the allocation with a copy of the user stack, as much as user space
+ * asked for this stack.  Returns 0 when sent, 1 when the plain record
+ * should go instead (no copy wanted, or none could be sent). */
+static __always_inline int emit_copied(__u32 tgid, __u64 addr, __u64 size,
+				       __u64 old, __u64 weight, __u32 fn,
+				       __s32 sid)
+{
+	__u64 key = (__u64)tgid << 32 | (__u32)sid;
+	__u32 *need = bpf_map_lookup_elem(&copy_needs, &key);
+	__u32 want = need ? *need : ustack_bytes, zero = 0;
+	struct alloc_copy *c;
+	long len;
+	int rc = 1;
+
+	if (!want)
+		return 1; /* the frame-pointer walk is trusted here */
+	if (want > ustack_bytes)
+		want = ustack_bytes;
+	/* Copies are the first thing to give up when the consumer falls
+	 * behind: the allocation records themselves must not be lost. */
+	if (bpf_ringbuf_query(&alloc_events, BPF_RB_AVAIL_DATA) > RING_BYTES / 8 * 7)
+		goto lost;
+	c = bpf_map_lookup_elem(&copy_scratch, &zero);
+	if (!c)
+		goto lost;
+	if (__sync_fetch_and_add(&c->busy, 1)) {
+		__sync_fetch_and_add(&c->busy, -1);
+		goto lost;
+	}
+	fill_alloc(&c->a, tgid, addr, size, old, weight, fn, sid);
+	len = sizeof(c->a) + sizeof(c->u) + nsk_copy_ustack(&c->u, c->bytes, want);
+	if (len > sizeof(*c) - 8)
+		len = sizeof(*c) - 8;
+	c->a.hdr.size = len;
+	rc = bpf_ringbuf_output(&alloc_events, &c->a, len, wake_flags(len, 0)) ? 1 : 0;
+	__sync_fetch_and_add(&c->busy, -1);
+	if (!rc)
+		return 0;
+lost:
+	count_lost(NSK_ALLOC_LOST_USTACK);
+	return 1;
+}
+
+/* copy: may carry a stack copy (at the allocator's return, where the
+ * registers are the caller's). */
+static __always_inline int emit_alloc(void *ctx, __u32 tgid, __u64 addr,
+				      __u64 size, __u64 old, __u64 weight,
+				      __u32 fn, int copy)
+{
+	__s32 sid = bpf_get_stackid(ctx, &alloc_stacks, BPF_F_USER_STACK);
+	struct nsk_ev_alloc *e;
+
+	if (sid < 0)
 		count_lost(NSK_ALLOC_LOST_STACK);
-	bpf_ringbuf_submit(e, wake_flags());
+	else if (copy && ustack_bytes &&
+		 !emit_copied(tgid, addr, size, old, weight, fn, sid))
+		return 0;
+	e = bpf_ringbuf_reserve(&alloc_events, sizeof(*e), 0);
+	if (!e) {
+		count_lost(NSK_ALLOC_LOST_RINGBUF);
+		return 0;
+	}
+	fill_alloc(e, tgid, addr, size, old, weight, fn, sid);
+	bpf_ringbuf_submit(e, wake_flags(sizeof(*e), sizeof(*e)));
 	return 0;
 }
 
@@ -346,7 +437,7 @@ int BPF_KRETPROBE(alloc_exit, __u64 rc)
 		if (bpf_map_update_elem(&sampled_live, &addr, &tgid, BPF_ANY))
 			count_lost(NSK_ALLOC_LOST_SAMPLED);
 	}
-	return emit_alloc(ctx, tgid, addr, size, old, weight, fn);
+	return emit_alloc(ctx, tgid, addr, size, old, weight, fn, 1);
 }
 
 SEC("uprobe")
@@ -422,7 +513,7 @@ int alloc_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		/* Always reported, so user space follows the break; weight 0
 		 * marks a move made by the allocator itself. */
 		return emit_alloc(ctx, tgid, ret, st->sys_arg0, caller,
-				  st->depth > 0 ? 0 : 1, FN_BRK);
+				  st->depth > 0 ? 0 : 1, FN_BRK, 0);
 	}
 	if (st->depth > 0)
 		return 0; /* the allocator's own mapping */
@@ -439,8 +530,8 @@ int alloc_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		if (!weight)
 			return 0;
 		return emit_alloc(ctx, tgid, ret, st->sys_arg1, caller, weight,
-				  FN_MMAP);
+				  FN_MMAP, 0);
 	}
 	return emit_alloc(ctx, tgid, ret, st->sys_arg1, caller, st->sys_arg1,
-			  FN_MMAP);
+			  FN_MMAP, 0);
 }

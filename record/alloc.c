@@ -7,6 +7,15 @@
  * in the map (no BPF_F_REUSE_STACKID), so the cache stays true; a hash
  * collision shows up in the kernel as a lost stack, counted.
  *
+ * That frame-pointer walk is wrong when the allocation is made inside code
+ * without frame pointers (strdup, fopen, a -O2 program): the caller of that
+ * code is skipped.  So unless --call-graph fp, the first allocations of each
+ * (process, id) also carry a copy of the user stack, and the session decides
+ * (record/ustack.c): a walk it trusts is cached per id and the kernel told to
+ * stop copying for it (copy_needs = 0); otherwise every allocation of that id
+ * is unwound with DWARF, and the kernel told how much copy that took.  The
+ * same walk can stand for different true paths, so those are never cached.
+ *
  * mmap/munmap come from raw_tp sys_enter/sys_exit filtered by syscall number
  * (no tracefs, no uprobes on libc wrappers, covers direct syscalls too); only
  * anonymous mappings made outside the allocator count.  brk is followed per
@@ -25,13 +34,19 @@
 
 #include "alloc.skel.h"
 #include "nusku/events/alloc.h"
+#include "nusku/events/ustack.h"
 #include "nusku/format.h"
 #include "record/alloc_attach.h"
 #include "record/session.h"
 
 struct stack_slot {
-	uint64_t key; /* pid << 32 | map id; 0 empty */
-	uint64_t id;  /* session stack id */
+	uint64_t key;  /* 1 << 63 | pid << 32 | map id; 0 empty */
+	uint64_t id;   /* session stack id of the frame-pointer walk, 0 none */
+	uint32_t need; /* copy size last given to the kernel, or
+			* NSK_USTACK_UNKNOWN */
+	uint32_t n;    /* frames in ips */
+	uint64_t *ips; /* the walk, kept while copies come (a map lookup is a
+			* system call per record otherwise), or NULL */
 };
 
 struct brk_slot {
@@ -45,6 +60,7 @@ struct alloc_state {
 	struct nsk_alloc_attach *attach;
 	struct bpf_link *sys_enter, *sys_exit;
 	int stacks_fd;
+	int needs_fd; /* copy_needs: bytes of stack to copy per (pid, id) */
 	struct stack_slot *slots; /* open addressing, power of two */
 	size_t nslots, used;
 	struct brk_slot *brks;
@@ -56,7 +72,7 @@ struct alloc_state {
 };
 
 static const char *const lost_names[NSK_ALLOC_LOST_MAX] = {
-	"alloc.ringbuf", "alloc.stack", "alloc.sampled_live",
+	"alloc.ringbuf", "alloc.stack", "alloc.sampled_live", "alloc.ustack",
 };
 
 static uint64_t mix(uint64_t x)
@@ -116,33 +132,86 @@ static uint64_t syscall_stack_of(struct alloc_state *st, uint32_t pid,
 				     (n >= NSK_MAX_STACK_DEPTH ? NSK_STACK_TRUNCATED : 0));
 }
 
-/* The session stack id of map stack id sid in process pid; 0 if none. */
-static uint64_t stack_of(struct alloc_state *st, uint32_t pid, uint64_t time,
-			 int32_t sid)
+/* The slot of (pid, map id), found or made; NULL when out of memory. */
+static struct stack_slot *slot_of(struct alloc_state *st, uint64_t key)
 {
-	uint64_t key = ((uint64_t)pid << 32) | (uint32_t)sid | (1ULL << 63);
-	uint64_t ips[NSK_MAX_STACK_DEPTH];
-	uint32_t n = 0, id32 = (uint32_t)sid;
 	size_t j;
 
-	if (sid < 0)
-		return 0;
 	if (st->used * 2 >= st->nslots && cache_grow(st))
-		return 0;
+		return NULL;
 	for (j = mix(key) & (st->nslots - 1); st->slots[j].key; j = (j + 1) & (st->nslots - 1))
 		if (st->slots[j].key == key)
-			return st->slots[j].id;
-	memset(ips, 0, sizeof(ips));
-	if (bpf_map_lookup_elem(st->stacks_fd, &id32, ips))
-		return 0;
-	while (n < NSK_MAX_STACK_DEPTH && ips[n])
-		n++;
-	st->slots[j].key = key;
-	st->slots[j].id = nsk_session__stack_at(st->s, pid, time, NULL, 0, ips, n,
-					     NSK_STACK_UNWIND_FP |
-					     (n == NSK_MAX_STACK_DEPTH ? NSK_STACK_TRUNCATED : 0));
+			return &st->slots[j];
+	st->slots[j] = (struct stack_slot){ .key = key, .need = NSK_USTACK_UNKNOWN };
 	st->used++;
-	return st->slots[j].id;
+	return &st->slots[j];
+}
+
+/* Tells the kernel how much stack to copy for this (pid, id) from now on:
+ * never less than before (the same walk stands for several true paths),
+ * and again when copies keep coming that it was told are not needed (the
+ * LRU map forgot). */
+static void learn_need(struct alloc_state *st, struct stack_slot *slot,
+		       uint32_t pid, int32_t sid, uint32_t need, uint32_t got)
+{
+	uint64_t key = (uint64_t)pid << 32 | (uint32_t)sid;
+
+	if (need == NSK_USTACK_UNKNOWN)
+		return;
+	if (slot->need != NSK_USTACK_UNKNOWN && slot->need > need)
+		need = slot->need;
+	if (need == slot->need && got <= need)
+		return;
+	if (!bpf_map_update_elem(st->needs_fd, &key, &need, BPF_ANY))
+		slot->need = need;
+}
+
+/* The session stack id of map stack id sid in process pid; 0 if none.
+ * copy: the stack copy the record carried, NULL none. */
+static uint64_t stack_of(struct alloc_state *st, uint32_t pid, uint64_t time,
+			 int32_t sid, const struct nsk_ev_ustack *copy)
+{
+	uint64_t key = ((uint64_t)pid << 32) | (uint32_t)sid | (1ULL << 63);
+	uint64_t ips[NSK_MAX_STACK_DEPTH], id;
+	uint32_t n = 0, id32 = (uint32_t)sid, flags, need;
+	struct stack_slot *slot;
+
+	if (sid < 0 || !(slot = slot_of(st, key)))
+		return 0;
+	if (slot->id && !copy)
+		return slot->id;
+	if (slot->ips) {
+		n = slot->n;
+		memcpy(ips, slot->ips, n * sizeof(*ips));
+	} else {
+		memset(ips, 0, sizeof(ips));
+		if (bpf_map_lookup_elem(st->stacks_fd, &id32, ips))
+			return 0;
+		while (n < NSK_MAX_STACK_DEPTH && ips[n])
+			n++;
+	}
+	flags = NSK_STACK_UNWIND_FP | (n == NSK_MAX_STACK_DEPTH ? NSK_STACK_TRUNCATED : 0);
+	if (!copy) /* not copied: trusted, or the copy could not be sent */
+		return slot->id = nsk_session__stack_at(st->s, pid, time, NULL,
+							0, ips, n, flags);
+	id = nsk_session__stack_learned(st->s, pid, time, NULL, 0, ips, n, copy,
+					copy + 1, flags, &need);
+	if (need == 0)
+		slot->id = id; /* the walk holds: the same for every record */
+	else if (!slot->ips && (slot->ips = malloc(n * sizeof(*ips) + 1)))
+		memcpy(slot->ips, ips, (slot->n = n) * sizeof(*ips));
+	learn_need(st, slot, pid, sid, need, copy->len);
+	return id;
+}
+
+/* Forgets every stack: an exec may reuse stack map ids for other code. */
+static void slots_clear(struct alloc_state *st)
+{
+	for (size_t i = 0; i < st->nslots; i++)
+		free(st->slots[i].ips);
+	if (st->slots) /* none yet when the first process appears */
+		memset(st->slots, 0, st->nslots * sizeof(*st->slots));
+	st->used = 0;
 }
 
 static struct brk_slot *brk_of(struct alloc_state *st, uint32_t pid)
@@ -200,7 +269,8 @@ static int on_brk(struct alloc_state *st, const struct nsk_ev_alloc *e,
 	return nsk_session__emit(st->s, r);
 }
 
-static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e)
+static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e,
+		    const struct nsk_ev_ustack *copy)
 {
 	struct nsk_record r = { .type = NSK_REC_ALLOC };
 	int err;
@@ -228,7 +298,7 @@ static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e)
 	r.alloc.addr = e->addr;
 	r.alloc.size = e->size;
 	r.alloc.weight = e->weight;
-	r.alloc.stack_id = stack_of(st, e->pid, e->time, e->stack_id);
+	r.alloc.stack_id = stack_of(st, e->pid, e->time, e->stack_id, copy);
 	return nsk_session__emit(st->s, &r);
 }
 
@@ -241,7 +311,16 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (len < sizeof(*h))
 		return 0;
 	if (h->type == NSK_EV_ALLOC && len >= sizeof(struct nsk_ev_alloc)) {
-		err = on_alloc(st, data);
+		const struct nsk_ev_ustack *copy = NULL;
+		size_t fixed = sizeof(struct nsk_ev_alloc) + sizeof(*copy);
+
+		/* a stack copy follows when the record says it is longer */
+		if (h->size >= fixed && len >= fixed) {
+			copy = (const void *)((const char *)data + sizeof(struct nsk_ev_alloc));
+			if (!copy->len || fixed + copy->len > len)
+				copy = NULL;
+		}
+		err = on_alloc(st, data, copy);
 	} else if (h->type == NSK_EV_FREE && len >= sizeof(struct nsk_ev_free)) {
 		const struct nsk_ev_free *f = data;
 
@@ -306,6 +385,10 @@ static int note_allocator(struct alloc_state *st)
 	if (!*path || !strcmp(path, st->allocator))
 		return 0;
 	snprintf(st->allocator, sizeof(st->allocator), "%s", path);
+	/* Every allocation's stack starts in it: loading its debug info
+	 * (libc6-dbg: tens of ms) on the first record would let the ring
+	 * buffer fill meanwhile.  A failure only leaves that for later. */
+	nsk_session__warm_module(st->s, nsk_alloc_attach__allocator(st->attach));
 	return write_meta(st, "alloc.allocator", path);
 }
 
@@ -339,6 +422,7 @@ static void alloc_stop(void *state)
 	bpf_link__destroy(st->sys_enter);
 	bpf_link__destroy(st->sys_exit);
 	alloc_bpf__destroy(st->skel);
+	slots_clear(st);
 	free(st->slots);
 	free(st->brks);
 	free(st);
@@ -363,6 +447,7 @@ static int alloc_start(struct nsk_session *s, void **state)
 	}
 	st->skel->rodata->sample_bytes = o->alloc_sample_bytes;
 	st->skel->rodata->wake_bytes = bpf_map__max_entries(st->skel->maps.alloc_events) / 4;
+	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets, nsk_session__targets_fd(s));
 	if (err)
 		goto cleanup;
@@ -379,6 +464,7 @@ static int alloc_start(struct nsk_session *s, void **state)
 	if (err)
 		goto cleanup;
 	st->stacks_fd = bpf_map__fd(st->skel->maps.alloc_stacks);
+	st->needs_fd = bpf_map__fd(st->skel->maps.copy_needs);
 	if (o->alloc_sample_bytes) {
 		err = fill_intervals(st, o->alloc_sample_bytes);
 		if (err)
@@ -423,10 +509,16 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 	struct alloc_state *st = state;
 	int err;
 
-	/* An exec may reuse stack map ids for other code. */
-	if (st->slots) /* none yet when the first process appears */
-		memset(st->slots, 0, st->nslots * sizeof(*st->slots));
-	st->used = 0;
+	/* An exec may reuse stack map ids for other code: forget them all,
+	 * and what the kernel was told to copy for this process. */
+	for (size_t i = 0; i < st->nslots; i++) {
+		const struct stack_slot *sl = &st->slots[i];
+		uint64_t key = sl->key & ~(1ULL << 63);
+
+		if (sl->key && key >> 32 == pid && sl->need != NSK_USTACK_UNKNOWN)
+			bpf_map_delete_elem(st->needs_fd, &key);
+	}
+	slots_clear(st);
 	for (size_t i = 0; i < st->nbrks; i++)
 		if (st->brks[i].pid == pid)
 			st->brks[i].brk = 0;

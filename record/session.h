@@ -98,6 +98,26 @@ uint64_t nsk_session__stack_copied(struct nsk_session *s, uint32_t pid,
 				   const struct nsk_ev_ustack *copy,
 				   const void *copy_bytes, uint32_t flags);
 
+/* Like nsk_session__stack_copied, and says how much copy this stack needed,
+ * so a signal that sees the same frame-pointer walk again can copy less:
+ * *copy_needed is 0 when the frame-pointer walk was kept (no copy needed),
+ * the bytes from sp that reproduce the DWARF frames (with some slack),
+ * NSK_USTACK_MAX when the copy was not enough, or NSK_USTACK_UNKNOWN when
+ * nothing was learned (no copy, no address space, --call-graph fp). */
+uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
+				    uint64_t time, const uint64_t *kernel_ips,
+				    uint32_t nkernel, const uint64_t *user_ips,
+				    uint32_t nuser,
+				    const struct nsk_ev_ustack *copy,
+				    const void *copy_bytes, uint32_t flags,
+				    uint32_t *copy_needed);
+
+/* Opens the file at path in the session's symbolizer and loads its tables
+ * now (record/symbols.h, nsk_module__warm): for a module a signal knows
+ * its first events will hit, so their symbolization does not stall the
+ * ring buffers then. */
+int nsk_session__warm_module(struct nsk_session *s, const char *path);
+
 /* Bytes of user stack a signal should copy for this recording: 0 under
  * --call-graph fp. */
 uint32_t nsk_session__ustack_bytes(const struct nsk_session *s);

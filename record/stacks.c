@@ -10,6 +10,7 @@
  * come from kallsyms and are keyed by address.
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,4 +258,20 @@ out:
 	if (key != stack_buf)
 		free(key);
 	return id;
+}
+
+int nsk_session__warm_module(struct nsk_session *s, const char *path)
+{
+	char real[4096];
+	struct nsk_module *m;
+	struct stat st;
+
+	/* the module's key as /proc/PID/maps will name it */
+	if (!realpath(path, real) || stat(real, &st))
+		return -errno;
+	m = nsk_symbols__module(s->syms, real, real, st.st_ino);
+	if (!m)
+		return -ENOMEM;
+	nsk_module__warm(m);
+	return 0;
 }

@@ -233,6 +233,16 @@ uint64_t nsk_module__vaddr(const struct nsk_module *m, uint64_t file_off)
 	return file_off;
 }
 
+void nsk_module__warm(struct nsk_module *m)
+{
+	struct nsk_symloc locs[NSK_SYMLOC_MAX];
+
+	/* any address will do: tables are loaded whole on first use */
+	if (m->nloads)
+		nsk_module__symbolize(m, m->loads[m->nloads > 1].vaddr, locs,
+				      NSK_SYMLOC_MAX);
+}
+
 /* Whether a compile unit kept frame pointers, from the flags gcc and clang
  * record in DW_AT_producer: x86-64 at -O1 and above omits them unless told
  * not to. */

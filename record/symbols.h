@@ -53,6 +53,11 @@ uint64_t nsk_module__vaddr(const struct nsk_module *m, uint64_t file_off);
 int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 			  struct nsk_symloc *out, int max);
 
+/* Loads now what the first lookup in the module would load (its symbol
+ * table, its debug info and address ranges), so that lookup is quick.  For
+ * a recorder that knows which big module its first events will hit. */
+void nsk_module__warm(struct nsk_module *m);
+
 /* 1 when the code at vaddr was built with frame pointers (from the
  * DW_AT_producer of its compile unit), 0 when not or not known (no debug
  * info).  A lookup in the module's DWARF: cache the answer. */

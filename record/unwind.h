@@ -28,22 +28,30 @@ struct nsk_user_regs {
 	uint64_t bp;
 };
 
+/* Frames one walk gives at most (a larger max is clamped). */
+#define NSK_UNWIND_MAX_FRAMES 256
+
 int nsk_unwinder__new(struct nsk_unwinder **out);
 
 /* Unwinds one stack taken in address space as.  stack holds stack_len bytes copied
  * from regs->sp upwards.  Writes up to max return addresses, leaf first
- * (ips[0] = regs->ip), into ips and their number into *n.  Returns 0 when
+ * (ips[0] = regs->ip), into ips and their number into *n; when reach is
+ * not NULL, reach[i] is how many bytes of the copy (from sp) the walk had
+ * read to find ips[i], so a caller can learn how much copy a stack needs.
+ * Returns 0 when
  * the walk reached the outermost frame, 1 when it stopped early (the copy
  * ended, or no CFI for a frame: the stack is truncated, not invented), or a
  * negative errno when nothing could be unwound (*n is then 0). */
 int nsk_unwinder__unwind(struct nsk_unwinder *u, struct nsk_aspace *as,
 			 const struct nsk_user_regs *regs, const void *stack,
-			 size_t stack_len, uint64_t *ips, uint32_t max,
-			 uint32_t *n);
+			 size_t stack_len, uint64_t *ips, uint32_t *reach,
+			 uint32_t max, uint32_t *n);
 
-/* Stacks unwound, frames produced, and walks that stopped early. */
+/* Stacks unwound (replayed: of those, by replaying a remembered walk, see
+ * record/unwind_layout.h), frames produced, and walks that stopped early. */
 struct nsk_unwind_stats {
 	uint64_t stacks;
+	uint64_t replayed;
 	uint64_t frames;
 	uint64_t truncated;
 	uint64_t failed;

@@ -18,6 +18,7 @@
 #include "record/maps.h"
 #include "record/symbols.h"
 #include "record/unwind.h"
+#include "record/unwind_layout.h"
 
 /* x86-64 DWARF register numbers (System V psABI, figure 3.36). */
 enum { DW_X86_64_RBP = 6 };
@@ -28,11 +29,13 @@ enum { DW_X86_64_RBP = 6 };
 struct cached {
 	struct nsk_aspace *as; /* a reference: the pointer stays unique */
 	Dwfl *dwfl;
+	struct nsk_unwind_layouts *layouts; /* walks replayed without libdw */
 	uint64_t used;
 	/* The sample being unwound: what the callbacks read. */
 	const struct nsk_user_regs *regs;
 	const uint8_t *stack;
 	size_t len;
+	size_t high; /* bytes of the copy read so far, from sp */
 	int out_of_copy;
 };
 
@@ -67,6 +70,8 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
 		return false;
 	}
 	memcpy(result, c->stack + (addr - sp), sizeof(*result));
+	if (addr - sp + 8 > c->high)
+		c->high = addr - sp + 8;
 	return true;
 }
 
@@ -98,6 +103,7 @@ static void cached_clear(struct cached *c)
 {
 	if (c->dwfl)
 		dwfl_end(c->dwfl);
+	nsk_unwind_layouts__free(c->layouts);
 	if (c->as)
 		nsk_aspace__put(c->as);
 	memset(c, 0, sizeof(*c));
@@ -109,6 +115,8 @@ static int build(struct cached *c, struct nsk_aspace *as)
 {
 	int reported = 0;
 
+	if (nsk_unwind_layouts__new(&c->layouts))
+		return -ENOMEM;
 	c->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!c->dwfl)
 		return -ENOMEM;
@@ -170,7 +178,9 @@ found:
 }
 
 struct collect {
+	struct cached *c;
 	uint64_t *ips;
+	uint32_t *reach;
 	uint32_t max;
 	uint32_t n;
 };
@@ -182,6 +192,10 @@ static int collect_frame(Dwfl_Frame *frame, void *arg)
 
 	if (!dwfl_frame_pc(frame, &pc, NULL) || pc == 0)
 		return DWARF_CB_ABORT;
+	/* libdwfl reports a frame before it unwinds the next one, so the
+	 * reads so far are the ones this frame needed. */
+	if (c->reach)
+		c->reach[c->n] = (uint32_t)c->c->high;
 	c->ips[c->n++] = pc;
 	return c->n < c->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
@@ -194,25 +208,38 @@ int nsk_unwinder__new(struct nsk_unwinder **out)
 
 int nsk_unwinder__unwind(struct nsk_unwinder *u, struct nsk_aspace *as,
 			 const struct nsk_user_regs *regs, const void *stack,
-			 size_t stack_len, uint64_t *ips, uint32_t max,
-			 uint32_t *n)
+			 size_t stack_len, uint64_t *ips, uint32_t *reach,
+			 uint32_t max, uint32_t *n)
 {
-	struct collect col = { .ips = ips, .max = max };
+	uint32_t own_reach[NSK_UNWIND_MAX_FRAMES];
+	struct collect col = { .ips = ips, .reach = reach ? reach : own_reach };
 	struct cached *c;
 	int err = 0, rc;
 
 	*n = 0;
 	if (max == 0 || !as)
 		return -EINVAL;
+	col.max = max = max > NSK_UNWIND_MAX_FRAMES ? NSK_UNWIND_MAX_FRAMES : max;
 	c = lookup(u, as, &err);
 	if (!c) {
 		u->stats.failed++;
 		return err;
 	}
+	rc = nsk_unwind_layouts__replay(c->layouts, regs->ip, stack, stack_len,
+					ips, reach, max, n);
+	if (rc >= 0) {
+		u->stats.stacks++;
+		u->stats.replayed++;
+		u->stats.frames += *n;
+		u->stats.truncated += rc == 1;
+		return rc;
+	}
 	c->regs = regs;
 	c->stack = stack;
 	c->len = stack_len;
+	c->high = 0;
 	c->out_of_copy = 0;
+	col.c = c;
 	rc = dwfl_getthread_frames(c->dwfl, (pid_t)as->pid, collect_frame, &col);
 	c->regs = NULL;
 	c->stack = NULL;
@@ -225,11 +252,11 @@ int nsk_unwinder__unwind(struct nsk_unwinder *u, struct nsk_aspace *as,
 	u->stats.frames += col.n;
 	/* libdwfl ends an outermost frame with 0 or an error; only a read past
 	 * our copy, or the caller's limit, means frames are missing. */
-	if (c->out_of_copy || (rc == DWARF_CB_ABORT && col.n == max)) {
-		u->stats.truncated++;
-		return 1;
-	}
-	return 0;
+	rc = c->out_of_copy || (rc == DWARF_CB_ABORT && col.n == max);
+	u->stats.truncated += rc;
+	nsk_unwind_layouts__remember(c->layouts, regs->ip, stack, stack_len,
+				     ips, col.reach, col.n, rc);
+	return rc;
 }
 
 const struct nsk_unwind_stats *nsk_unwinder__stats(const struct nsk_unwinder *u)

@@ -60,35 +60,69 @@ static int fp_walk_holds(struct nsk_session *s, struct nsk_aspace *as,
 	return 1;
 }
 
-/* DWARF frames (leaf first) continued by the frame-pointer walk: after the
- * last DWARF address the frame-pointer walk also has, take the walk's
- * frames above it.  Without a common address the DWARF frames stand alone
- * (and stay marked truncated). */
-static uint32_t splice(uint64_t *dw, uint32_t ndw, uint32_t max,
+/* Whether frame-pointer frames from..n-2 were all walked through code that
+ * keeps frame pointers: the walk after them can be trusted. */
+static int fp_suffix_holds(struct nsk_session *s, struct nsk_aspace *as,
+			   const uint64_t *ips, uint32_t from, uint32_t n)
+{
+	for (uint32_t i = from; i + 1 < n; i++) {
+		struct nsk_map *m = nsk_aspace__find(as, ips[i] - (i > 0));
+
+		if (!m || !m->file || !keeps_fp(s, m, ips[i] - (i > 0)))
+			return 0;
+	}
+	return 1;
+}
+
+/* DWARF frames (leaf first) continued by the frame-pointer walk.  They are
+ * joined where the walk found the same return address dw[i] = fp[j] and can
+ * be trusted from there on: the function of dw[i-1], whose frame record
+ * held that address, and every function the walk went through after it
+ * keep frame pointers.  The deepest such point wins.  Returns the frames
+ * now in dw and sets *joined to the DWARF index of the join (or -1: the
+ * DWARF frames stand alone and stay marked truncated). */
+static uint32_t splice(struct nsk_session *s, struct nsk_aspace *as,
+		       uint64_t *dw, uint32_t ndw, uint32_t max,
 		       const uint64_t *fp, uint32_t nfp, int *joined)
 {
-	for (uint32_t i = ndw; i-- > 0;)
-		for (uint32_t j = 0; j < nfp; j++)
-			if (dw[i] == fp[j]) {
-				uint32_t n = i + 1;
+	*joined = -1;
+	for (uint32_t i = ndw; i-- > 1;)
+		for (uint32_t j = 1; j < nfp; j++) {
+			uint32_t n = i + 1;
 
-				for (j++; j < nfp && n < max; j++)
-					dw[n++] = fp[j];
-				*joined = 1;
-				return n;
-			}
+			if (dw[i] != fp[j] ||
+			    !fp_suffix_holds(s, as, dw, i - 1, i) ||
+			    !fp_suffix_holds(s, as, fp, j, nfp))
+				continue;
+			for (j++; j < nfp && n < max; j++)
+				dw[n++] = fp[j];
+			*joined = (int)i;
+			return n;
+		}
 	return ndw;
 }
 
-uint64_t nsk_session__stack_copied(struct nsk_session *s, uint32_t pid,
-				   uint64_t time, const uint64_t *kips,
-				   uint32_t nk, const uint64_t *uips,
-				   uint32_t nu, const struct nsk_ev_ustack *copy,
-				   const void *copy_bytes, uint32_t flags)
+/* Copy worth keeping for a stack whose last needed frame was found after
+ * reading reach bytes: rounded up, with room for a sibling path through
+ * slightly larger frames. */
+static uint32_t copy_for(uint32_t reach)
+{
+	uint32_t n = (reach + NSK_USTACK_SLACK + 255) & ~255u;
+
+	return n > NSK_USTACK_MAX ? NSK_USTACK_MAX : n;
+}
+
+uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
+				    uint64_t time, const uint64_t *kips,
+				    uint32_t nk, const uint64_t *uips,
+				    uint32_t nu, const struct nsk_ev_ustack *copy,
+				    const void *copy_bytes, uint32_t flags,
+				    uint32_t *copy_needed)
 {
 	uint64_t ips[NSK_MAX_STACK_DEPTH];
+	uint32_t reach[NSK_MAX_STACK_DEPTH];
 	struct nsk_aspace *as;
-	uint32_t n = 0;
+	uint32_t n = 0, need = NSK_USTACK_UNKNOWN;
 	int rc;
 
 	if (!copy || !copy->len || s->opts.call_graph == NSK_CALL_GRAPH_FP)
@@ -97,31 +131,53 @@ uint64_t nsk_session__stack_copied(struct nsk_session *s, uint32_t pid,
 	as = nsk_proc__aspace(s, pid, time);
 	if (!as)
 		goto fp;
-	if (s->opts.call_graph == NSK_CALL_GRAPH_AUTO && fp_walk_holds(s, as, uips, nu))
+	if (s->opts.call_graph == NSK_CALL_GRAPH_AUTO && fp_walk_holds(s, as, uips, nu)) {
+		need = 0;
 		goto fp;
+	}
 	if (!s->unwinder && nsk_unwinder__new(&s->unwinder))
 		goto fp;
 	rc = nsk_unwinder__unwind(s->unwinder, as,
 				  &(struct nsk_user_regs){ copy->ip, copy->sp,
 							   copy->bp },
-				  copy_bytes, copy->len, ips, NSK_MAX_STACK_DEPTH,
-				  &n);
+				  copy_bytes, copy->len, ips, reach,
+				  NSK_MAX_STACK_DEPTH, &n);
 	if (rc < 0 || !n) {
 		nsk_session__lost(s, "unwind.dwarf_failed", 1);
 		goto fp;
 	}
 	flags &= ~(uint32_t)NSK_STACK_USER_ERROR;
 	flags |= NSK_STACK_UNWIND_DWARF;
+	need = copy_for(reach[n - 1]);
 	if (rc == 1) {
 		/* the copy ended: where the frame-pointer walk went further
-		 * through the same frames, it knows the rest */
-		int joined = 0;
+		 * through the same frames, and can be trusted, it knows the
+		 * rest */
+		int joined;
 
-		n = splice(ips, n, NSK_MAX_STACK_DEPTH, uips, nu, &joined);
-		if (!joined)
+		n = splice(s, as, ips, n, NSK_MAX_STACK_DEPTH, uips, nu, &joined);
+		if (joined < 0) {
 			flags |= NSK_STACK_TRUNCATED;
+			need = NSK_USTACK_MAX; /* all a copy can hold */
+		} else {
+			need = copy_for(reach[joined]);
+		}
 	}
+	if (copy_needed)
+		*copy_needed = need;
 	return nsk_stacks__intern(s, pid, time, kips, nk, ips, n, flags);
 fp:
+	if (copy_needed)
+		*copy_needed = need;
 	return nsk_stacks__intern(s, pid, time, kips, nk, uips, nu, flags);
+}
+
+uint64_t nsk_session__stack_copied(struct nsk_session *s, uint32_t pid,
+				   uint64_t time, const uint64_t *kips,
+				   uint32_t nk, const uint64_t *uips,
+				   uint32_t nu, const struct nsk_ev_ustack *copy,
+				   const void *copy_bytes, uint32_t flags)
+{
+	return nsk_session__stack_learned(s, pid, time, kips, nk, uips, nu,
+					  copy, copy_bytes, flags, NULL);
 }

@@ -106,17 +106,34 @@ START_TEST(unwinds_without_frame_pointers)
 	const char *want[] = { "capture", "leaf", "inner", "outer" };
 	struct nsk_unwinder *u;
 	uint64_t ips[64];
+	uint32_t reach[64], n, n2;
 	int saw_main = 0;
-	uint32_t n;
 	Dwfl *dwfl;
 	int rc;
 
 	outer(1);
 	ck_assert_int_eq(nsk_unwinder__new(&u), 0);
 	rc = nsk_unwinder__unwind(u, self_as, &regs, stack_copy, copied, ips,
-				  64, &n);
+				  reach, 64, &n);
 	ck_assert_int_ge(rc, 0);
 	ck_assert_uint_ge(n, 5);
+	/* The leaf needs no stack; each caller needs more, within the copy,
+	 * and a copy cut at a frame's reach still gives that frame. */
+	ck_assert_uint_eq(reach[0], 0);
+	for (uint32_t i = 1; i < n; i++) {
+		ck_assert_uint_ge(reach[i], reach[i - 1]);
+		ck_assert_uint_le(reach[i], copied);
+	}
+	ck_assert_uint_gt(reach[3], 0);
+	{
+		uint64_t ips2[64];
+
+		rc = nsk_unwinder__unwind(u, self_as, &regs, stack_copy,
+					  reach[3], ips2, NULL, 64, &n2);
+		ck_assert_int_eq(rc, 1);
+		ck_assert_uint_ge(n2, 4);
+		ck_assert_mem_eq(ips2, ips, 4 * sizeof(*ips));
+	}
 
 	dwfl = dwfl_begin(&cb);
 	dwfl_report_begin(dwfl);
@@ -146,7 +163,8 @@ START_TEST(short_copy_is_truncated_not_invented)
 	ck_assert_int_eq(nsk_unwinder__new(&u), 0);
 	/* Only the first bytes of capture's own frame: the walk must stop
 	 * early and say so. */
-	rc = nsk_unwinder__unwind(u, self_as, &regs, stack_copy, 16, ips, 64, &n);
+	rc = nsk_unwinder__unwind(u, self_as, &regs, stack_copy, 16, ips, NULL, 64,
+				  &n);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_uint_ge(n, 1);
 	ck_assert_uint_lt(n, 4);
@@ -168,7 +186,7 @@ START_TEST(empty_address_space_fails_cleanly)
 	 * empty, as for a process that exited before it was read. */
 	ck_assert_int_eq(nsk_aspace__read(1u << 23, 0, syms, &gone), 0);
 	ck_assert_int_lt(nsk_unwinder__unwind(u, gone, &regs, stack_copy,
-					      copied, ips, 8, &n), 0);
+					      copied, ips, NULL, 8, &n), 0);
 	ck_assert_uint_eq(n, 0);
 	nsk_aspace__put(gone);
 	nsk_unwinder__free(u);

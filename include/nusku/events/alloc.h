@@ -25,7 +25,12 @@
 #define NSK_ALLOC_LOST_RINGBUF 0 /* ring buffer full: record dropped */
 #define NSK_ALLOC_LOST_STACK 1	 /* no stack id (collision, fault) */
 #define NSK_ALLOC_LOST_SAMPLED 2 /* sampled-live table full */
-#define NSK_ALLOC_LOST_MAX 3
+#define NSK_ALLOC_LOST_USTACK 3	 /* stack copy not sent: the frame-pointer
+				  * walk stands in for it */
+#define NSK_ALLOC_LOST_MAX 4
+
+/* (process, stack map id) pairs whose copy size user space remembers. */
+#define NSK_ALLOC_COPY_NEEDS 65536
 
 /* Probe cookies: which function a uprobe sits on.  The first values are
  * enum nsk_alloc_fn of nusku/format.h; C++ operators map onto them. */

@@ -15,6 +15,11 @@
 /* Room an event leaves after the copy's start: a page more than the copy,
  * which the BPF verifier needs to see every page-sized read fit. */
 #define NSK_USTACK_ROOM (NSK_USTACK_MAX + 4096)
+/* A learned copy size (record/ustack.c) keeps this much beyond the last
+ * byte the unwind read, for a sibling path through slightly larger frames. */
+#define NSK_USTACK_SLACK 512
+/* "Nothing learned" from a stack about the copy it needs. */
+#define NSK_USTACK_UNKNOWN 0xffffffffu
 
 struct nsk_ev_ustack {
 	__u64 ip; /* user registers where the stack was taken */

@@ -1,0 +1,79 @@
+#!/bin/sh
+# Allocation stacks of code built without frame pointers (--call-graph).
+#
+# tests/workloads/allocchain allocates at the end of main -> outer -> inner
+# -> leaf: in leaf itself (malloc), through strdup in copy_name and
+# keep_name, and through fopen in open_file.  strdup and fopen allocate
+# inside libc, which keeps no frame pointers, so a frame-pointer walk skips
+# their callers.  Built with and without frame pointers, under the default
+# --call-graph auto each site must have its exact count and bytes (1% slack
+# for copies the recorder could not take, which it counts), and at least
+# 99% of the bytes of each must show main;outer;inner;leaf[;caller].  The
+# frame-pointer walk alone must lose copy_name, or this test would not tell
+# the methods apart.
+. "$TOP_SRCDIR/tests/e2e/lib.sh"
+. "$TOP_SRCDIR/tests/e2e/alloc_lib.sh"
+need_bpf
+
+R=20000
+
+# path_share FOLDED SITE PATH: percent of the bytes allocated with SITE as
+# the innermost program frame whose stack holds PATH
+path_share() {
+	python3 - "$@" <<'PY'
+import sys
+folded, site, path = sys.argv[1:]
+tot = ok = 0
+for line in open(folded):
+    stack, n = line.rsplit(' ', 1)
+    frames = stack.split(';')
+    if site not in frames:
+        continue
+    tot += int(n)
+    if ';' + path + ';' in ';' + stack + ';':
+        ok += int(n)
+print('%.1f' % (100.0 * ok / tot if tot else 0))
+PY
+}
+
+check() { # BUILD
+	f="$TMPD/$1"
+	"$NUSKU" record -q -e alloc -o "$f.nsk" -- "$WORKLOADS/allocchain_$1" $R ||
+		fail "record of allocchain_$1"
+	"$NUSKU" report "$f.nsk" --by alloc-site --format csv > "$f.csv" 2>/dev/null ||
+		fail "report --by alloc-site of allocchain_$1"
+	"$NUSKU" report "$f.nsk" --by alloc-site --folded > "$f.folded" 2>/dev/null ||
+		fail "report --folded of allocchain_$1"
+	slack=$((R / 100))
+	assert_site "$f.csv" leaf allocs $R $slack
+	assert_site "$f.csv" leaf bytes $((R * 200)) $((slack * 200))
+	assert_site "$f.csv" copy_name allocs $R $slack
+	assert_site "$f.csv" copy_name bytes $((R * 41)) $((slack * 41))
+	assert_site "$f.csv" open_file allocs $((R / 10)) $((R / 1000))
+	assert_site "$f.csv" keep_name live_allocs $((R / 100)) $((R / 10000))
+	assert_site "$f.csv" keep_name live_bytes $((R / 100 * 41)) $((R / 10000 * 41))
+	for site in leaf copy_name open_file keep_name; do
+		want="main;outer;inner;leaf"
+		[ $site = leaf ] || want="$want;$site"
+		p=$(path_share "$f.folded" $site "$want")
+		awk -v p="$p" 'BEGIN { exit !(p >= 99) }' ||
+			fail "$1: $p% of the bytes allocated in $site have $want (want >= 99%)"
+		echo "ok: build $1: $p% of the bytes allocated in $site have $want"
+	done
+	# which method: the DWARF walks are marked in the recording
+	dw=$("$NUSKU" report "$f.nsk" --sql "SELECT count(*) FROM stack WHERE flags & 4" 2>/dev/null |
+		tail -n 1 | tr -d ' ')
+	[ "${dw:-0}" -gt 0 ] || fail "$1: no stack is marked as unwound with DWARF"
+}
+
+check fp
+check nofp
+
+# The control: frame pointers alone skip copy_name on either build.
+"$NUSKU" record -q -e alloc --call-graph fp -o "$TMPD/ctl.nsk" -- \
+	"$WORKLOADS/allocchain_fp" 2000 || fail "record --call-graph fp"
+"$NUSKU" report "$TMPD/ctl.nsk" --by alloc-site --format csv > "$TMPD/ctl.csv" 2>/dev/null ||
+	fail "report of the control"
+[ -z "$(site_col "$TMPD/ctl.csv" copy_name allocs)" ] ||
+	fail "--call-graph fp found copy_name: the workload does not tell the methods apart"
+echo "ok: --call-graph fp charges copy_name's strdup to its caller, as expected"

@@ -1,0 +1,102 @@
+/* allocchain: allocations at the end of main -> outer -> inner -> leaf,
+ * made three ways, with counts and sizes known by construction:
+ *
+ *   leaf       malloc(LEAF_BYTES) itself, once per round, freed
+ *   copy_name  strdup of a NAME_LEN-character name, once per round, freed
+ *   open_file  fopen of /proc/self/stat every tenth round, then fclose
+ *   keep_name  strdup of the same name every hundredth round, never freed
+ *
+ * strdup and fopen allocate inside libc, whose Debian build keeps no frame
+ * pointers, so a frame-pointer walk from their malloc skips copy_name,
+ * open_file and keep_name and charges leaf.  Built twice (Makefile block
+ * "tests: unwind"): with frame pointers and with -fomit-frame-pointer, where
+ * the walk is lost in the program's own frames too.  Either way every
+ * allocation must come out under main;outer;inner;leaf and, for the libc
+ * ones, under the function that called libc.
+ *
+ * Usage: allocchain [ROUNDS] (default 2000).  It pauses 1 ms every 100
+ * rounds, as a program that does anything besides allocating would: a
+ * burst of allocations from paths not seen before costs the recorder a
+ * DWARF walk each (see docs/unwind.md).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LEAF_BYTES 200
+#define NAME_LEN 40
+
+static volatile unsigned long sink;
+static const char name[NAME_LEN + 1] = "0123456789012345678901234567890123456789";
+
+/* Each does some work after the libc call, so it is not a tail call and
+ * keeps its frame. */
+__attribute__((noipa)) char *copy_name(void)
+{
+	char *p = strdup(name);
+
+	sink++;
+	return p;
+}
+
+__attribute__((noipa)) char *keep_name(void)
+{
+	char *p = strdup(name);
+
+	sink++;
+	return p;
+}
+
+__attribute__((noipa)) FILE *open_file(void)
+{
+	FILE *f = fopen("/proc/self/stat", "r");
+
+	sink++;
+	return f;
+}
+
+__attribute__((noipa)) void leaf(int round)
+{
+	char *p = malloc(LEAF_BYTES), *q = copy_name();
+
+	if (!p || !q)
+		exit(1);
+	p[0] = q[0];
+	sink += (unsigned char)p[0];
+	free(q);
+	free(p);
+	if (round % 10 == 0) {
+		FILE *f = open_file();
+
+		if (!f)
+			exit(1);
+		fclose(f);
+	}
+	if (round % 100 == 0)
+		sink += (unsigned long)keep_name();
+}
+
+__attribute__((noipa)) void inner(int round)
+{
+	leaf(round);
+	sink++;
+}
+
+__attribute__((noipa)) void outer(int round)
+{
+	inner(round);
+	sink++;
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 2000;
+
+	for (int i = 0; i < rounds; i++) {
+		outer(i);
+		if (i % 100 == 99)
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	return 0;
+}
