@@ -5,12 +5,15 @@
 # -> leaf: in leaf itself (malloc), through strdup in copy_name and
 # keep_name, and through fopen in open_file.  strdup and fopen allocate
 # inside libc, which keeps no frame pointers, so a frame-pointer walk skips
-# their callers.  Built with and without frame pointers, under the default
+# their callers.  In its last round read_pipe blocks ~100 ms in libc's read
+# on a pipe a child fills.  Built with and without frame pointers, under the default
 # --call-graph auto each site must have its exact count and bytes (1% slack
 # for copies the recorder could not take, which it counts), and at least
-# 99% of the bytes of each must show main;outer;inner;leaf[;caller].  The
-# frame-pointer walk alone must lose copy_name, or this test would not tell
-# the methods apart.
+# 99% of the bytes of each must show main;outer;inner;leaf[;caller], and the
+# blocking read main;outer;inner;leaf;read_pipe;read for 100 ms (+-30%: a
+# loaded machine adds runqueue time).  The frame-pointer walk alone must
+# lose copy_name and read_pipe, or this test would not tell the methods
+# apart.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 . "$TOP_SRCDIR/tests/e2e/alloc_lib.sh"
 need_bpf
@@ -38,7 +41,7 @@ PY
 
 check() { # BUILD
 	f="$TMPD/$1"
-	"$NUSKU" record -q -e alloc -o "$f.nsk" -- "$WORKLOADS/allocchain_$1" $R ||
+	"$NUSKU" record -q -e alloc,offcpu -o "$f.nsk" -- "$WORKLOADS/allocchain_$1" $R ||
 		fail "record of allocchain_$1"
 	"$NUSKU" report "$f.nsk" --by alloc-site --format csv > "$f.csv" 2>/dev/null ||
 		fail "report --by alloc-site of allocchain_$1"
@@ -60,6 +63,11 @@ check() { # BUILD
 			fail "$1: $p% of the bytes allocated in $site have $want (want >= 99%)"
 		echo "ok: build $1: $p% of the bytes allocated in $site have $want"
 	done
+	"$NUSKU" report "$f.nsk" --by blocking --folded > "$f.blocking" 2>/dev/null ||
+		fail "report --by blocking --folded of allocchain_$1"
+	us=$(awk '/;main;outer;inner;leaf;read_pipe;[^;]*read;/ { t += $NF }
+		END { print t + 0 }' "$f.blocking")
+	assert_near "$us" 100000 30000 "$1: us blocked in read under main;outer;inner;leaf;read_pipe"
 	# which method: the DWARF walks are marked in the recording
 	dw=$("$NUSKU" report "$f.nsk" --sql "SELECT count(*) FROM stack WHERE flags & 4" 2>/dev/null |
 		tail -n 1 | tr -d ' ')
@@ -69,11 +77,13 @@ check() { # BUILD
 check fp
 check nofp
 
-# The control: frame pointers alone skip copy_name on either build.
-"$NUSKU" record -q -e alloc --call-graph fp -o "$TMPD/ctl.nsk" -- \
+# The control: frame pointers alone skip copy_name and read_pipe.
+"$NUSKU" record -q -e alloc,offcpu --call-graph fp -o "$TMPD/ctl.nsk" -- \
 	"$WORKLOADS/allocchain_fp" 2000 || fail "record --call-graph fp"
 "$NUSKU" report "$TMPD/ctl.nsk" --by alloc-site --format csv > "$TMPD/ctl.csv" 2>/dev/null ||
 	fail "report of the control"
 [ -z "$(site_col "$TMPD/ctl.csv" copy_name allocs)" ] ||
 	fail "--call-graph fp found copy_name: the workload does not tell the methods apart"
-echo "ok: --call-graph fp charges copy_name's strdup to its caller, as expected"
+! "$NUSKU" report "$TMPD/ctl.nsk" --by blocking --folded 2>/dev/null | grep -q 'read_pipe;[^;]*read;' ||
+	fail "--call-graph fp found read_pipe: the workload does not tell the methods apart"
+echo "ok: --call-graph fp skips copy_name and read_pipe, as expected"

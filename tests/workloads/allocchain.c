@@ -6,6 +6,10 @@
  *   open_file  fopen of /proc/self/stat every tenth round, then fclose
  *   keep_name  strdup of the same name every hundredth round, never freed
  *
+ * and, in the last round, read_pipe blocks 100 ms in read() on a pipe a
+ * child process writes to: the blocking interval's stack must show
+ * read_pipe, which a frame-pointer walk from inside libc's read skips.
+ *
  * strdup and fopen allocate inside libc, whose Debian build keeps no frame
  * pointers, so a frame-pointer walk from their malloc skips copy_name,
  * open_file and keep_name and charges leaf.  Built twice (Makefile block
@@ -23,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #define LEAF_BYTES 200
 #define NAME_LEN 40
@@ -56,7 +62,29 @@ __attribute__((noipa)) FILE *open_file(void)
 	return f;
 }
 
-__attribute__((noipa)) void leaf(int round)
+/* Blocks about 100 ms in read(), until the child writes. */
+__attribute__((noipa)) void read_pipe(void)
+{
+	int fds[2];
+	pid_t child;
+	char c;
+
+	if (pipe(fds))
+		exit(1);
+	child = fork();
+	if (child < 0)
+		exit(1);
+	if (child == 0) {
+		nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
+		_exit(write(fds[1], "x", 1) == 1 ? 0 : 1);
+	}
+	if (read(fds[0], &c, 1) != 1)
+		exit(1);
+	sink++;
+	waitpid(child, NULL, 0);
+}
+
+__attribute__((noipa)) void leaf(int round, int last)
 {
 	char *p = malloc(LEAF_BYTES), *q = copy_name();
 
@@ -75,17 +103,20 @@ __attribute__((noipa)) void leaf(int round)
 	}
 	if (round % 100 == 0)
 		sink += (unsigned long)keep_name();
+	if (last)
+		read_pipe();
+	sink++; /* not a tail call: leaf keeps its frame */
 }
 
-__attribute__((noipa)) void inner(int round)
+__attribute__((noipa)) void inner(int round, int last)
 {
-	leaf(round);
+	leaf(round, last);
 	sink++;
 }
 
-__attribute__((noipa)) void outer(int round)
+__attribute__((noipa)) void outer(int round, int last)
 {
-	inner(round);
+	inner(round, last);
 	sink++;
 }
 
@@ -94,7 +125,7 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 2000;
 
 	for (int i = 0; i < rounds; i++) {
-		outer(i);
+		outer(i, i == rounds - 1);
 		if (i % 100 == 99)
 			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	}
