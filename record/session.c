@@ -31,6 +31,7 @@
 #include "config.h"
 #include "record/intern.h"
 #include "record/kallsyms.h"
+#include "record/spill.h"
 #include "record/proc_watch.h"
 #include "record/record.h"
 #include "record/session_int.h"
@@ -39,6 +40,8 @@
 #include "record/unwind.h"
 
 #define TICK_NS 100000000ull
+/* Records drained from the ring buffers and not yet written, at most. */
+#define NSK_SPILL_CAP (256u << 20)
 
 static volatile sig_atomic_t stop_signal;
 
@@ -100,12 +103,12 @@ int nsk_session__targets_fd(const struct nsk_session *s)
 int nsk_session__add_ringbuf(struct nsk_session *s, int map_fd,
 			     ring_buffer_sample_fn fn, void *ctx)
 {
+	int err;
+
+	if (!s->spill && (err = nsk_spill__new(NSK_SPILL_CAP, &s->spill)))
+		return err;
 	s->nrings++;
-	if (!s->rb) {
-		s->rb = ring_buffer__new(map_fd, fn, ctx, NULL);
-		return s->rb ? 0 : -errno;
-	}
-	return ring_buffer__add(s->rb, map_fd, fn, ctx);
+	return nsk_spill__add(s->spill, map_fd, fn, ctx);
 }
 
 int nsk_session__emit(struct nsk_session *s, const struct nsk_record *rec)
@@ -341,11 +344,12 @@ static void session_free(struct nsk_session *s)
 {
 	if (!s)
 		return;
+	nsk_spill__stop(s->spill); /* before the rings it drains go */
 	for (int i = s->nsigs - 1; i >= 0; i--)
 		if (s->sigs[i].sig->stop)
 			s->sigs[i].sig->stop(s->sigs[i].state);
 	nsk_proc__stop(s);
-	ring_buffer__free(s->rb);
+	nsk_spill__free(s->spill);
 	nsk_writer__free(s->w);
 	if (s->out_fd >= 0 && !s->w && s->out_fd != STDOUT_FILENO)
 		close(s->out_fd);
@@ -460,9 +464,15 @@ static void poll_signals(struct nsk_session *s, int final)
 
 static void drain(struct nsk_session *s)
 {
+	uint64_t dropped;
+
 	nsk_proc__sync(s);
-	if (s->rb)
-		ring_buffer__consume(s->rb);
+	if (!s->spill)
+		return;
+	nsk_spill__dispatch(s->spill);
+	dropped = nsk_spill__take_dropped(s->spill);
+	if (dropped)
+		nsk_session__lost(s, "record.memory", dropped);
 }
 
 static int event_loop(struct nsk_session *s)
@@ -474,9 +484,15 @@ static int event_loop(struct nsk_session *s)
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0)
 		return nsk_session__fail(s, -errno, "epoll: %s", strerror(errno));
-	if (s->rb) {
+	if (s->spill) {
 		ev.data.u32 = 1;
-		epoll_ctl(ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev);
+		epoll_ctl(ep, EPOLL_CTL_ADD, nsk_spill__event_fd(s->spill), &ev);
+		err = nsk_spill__start(s->spill);
+		if (err) {
+			close(ep);
+			return nsk_session__fail(s, err, "cannot start a thread: %s",
+						 strerror(-err));
+		}
 	}
 	if (s->proc_watch) {
 		ev.data.u32 = 1;
@@ -527,6 +543,7 @@ static int finish(struct nsk_session *s)
 	uint64_t now;
 	int err;
 
+	nsk_spill__stop(s->spill); /* the rest is drained from here */
 	drain(s);
 	poll_signals(s, 1);
 	drain(s);
@@ -623,6 +640,14 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	err = start_signals(s);
 	if (err)
 		goto cleanup;
+	/* kallsyms loaded meanwhile, in a thread; if it is not done, wait
+	 * here rather than on the first kernel frame, when the consumer
+	 * stalling lets the ring buffers fill (and stack copies go first). */
+	if (s->ksyms_loader && !s->ksyms_tried) {
+		s->ksyms_tried = 1;
+		s->ksyms = nsk_kallsyms__take(s->ksyms_loader);
+		s->ksyms_loader = NULL;
+	}
 	err = nsk_target__release(s);
 	if (err)
 		goto cleanup;

@@ -13,6 +13,7 @@
 struct nsk_intern;
 struct nsk_symbols;
 struct nsk_kallsyms;
+struct nsk_spill;
 struct nsk_kallsyms_loader;
 struct nsk_aspace;
 struct proc_bpf;
@@ -39,7 +40,7 @@ struct nsk_session {
 	struct nsk_writer *w;
 	int out_fd;
 	int targets_fd;
-	struct ring_buffer *rb;	     /* the signals' ring buffers */
+	struct nsk_spill *spill;     /* the signals' ring buffers (spill.h) */
 	int nrings;
 	struct nsk_proc_watch *proc_watch; /* process events, handled first */
 	int in_proc_sync;

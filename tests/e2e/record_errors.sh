@@ -60,7 +60,7 @@ dump "$TMPD/p.nsk" "$TMPD/dump"
 assert_near "$(self_share "$TMPD/dump" hot_a)" 60 5 "-o -: hot_a self share"
 # a ring buffer too small for 100 ms of samples: losses counted in the
 # kernel, written as LOSS records, summed in END
-NUSKU_CPU_RINGBUF_BYTES=4096 "$NUSKU" record -q -e cpu --call-graph fp -o "$TMPD/l.nsk" -- \
+NUSKU_CPU_RINGBUF_BYTES=4096 "$NUSKU" record -q -e cpu -F 20000 --call-graph fp -o "$TMPD/l.nsk" -- \
 	"$WORKLOADS/cpu_hot" 1 > /dev/null || fail "small ring buffer: status $?"
 dump "$TMPD/l.nsk" "$TMPD/dump"
 lost=$(awk '$1 == "loss" && $2 == "cpu.ringbuf" { n += $3 } END { print n + 0 }' "$TMPD/dump")

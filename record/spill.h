@@ -1,0 +1,47 @@
+/* Draining the signals' ring buffers in a thread of their own.
+ *
+ * Turning a record into the recording can take a while: the first stack of
+ * a process symbolizes its modules (tens of milliseconds with debug info),
+ * a new path costs a DWARF walk.  If the ring buffers waited for that, the
+ * kernel would drop what does not fit, stack copies first.  So a thread
+ * does nothing but copy records out of the ring buffers into memory, and
+ * the session's thread hands them to the signals' callbacks, in order per
+ * ring buffer, when it gets to them.  The memory is bounded (cap): past it
+ * the thread stops draining and the kernel side counts its drops as usual.
+ */
+#ifndef NUSKU_RECORD_SPILL_H
+#define NUSKU_RECORD_SPILL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <bpf/libbpf.h>
+
+struct nsk_spill;
+
+int nsk_spill__new(size_t cap, struct nsk_spill **out);
+
+/* Adds a ring buffer whose records go to fn(ctx, ...) in the session's
+ * thread.  Before nsk_spill__start only. */
+int nsk_spill__add(struct nsk_spill *sp, int map_fd, ring_buffer_sample_fn fn,
+		   void *ctx);
+
+/* Starts the draining thread. */
+int nsk_spill__start(struct nsk_spill *sp);
+
+/* Readable when records wait for nsk_spill__dispatch. */
+int nsk_spill__event_fd(const struct nsk_spill *sp);
+
+/* Hands every record drained so far to its callback (draining the ring
+ * buffers first once the thread has stopped).  The session's thread only. */
+void nsk_spill__dispatch(struct nsk_spill *sp);
+
+/* Records lost since the last call because memory ran out. */
+uint64_t nsk_spill__take_dropped(struct nsk_spill *sp);
+
+/* Stops the thread (records left in the ring buffers stay for a last
+ * nsk_spill__dispatch). */
+void nsk_spill__stop(struct nsk_spill *sp);
+
+void nsk_spill__free(struct nsk_spill *sp); /* NULL is fine */
+
+#endif
