@@ -38,6 +38,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "target.bpf.h"
+#include "ustack.bpf.h"
 #include <nusku/events/syscall.h>
 
 char LICENSE[] SEC("license") = "GPL";
@@ -48,6 +49,8 @@ const volatile __u32 nr_exit = 0xffffffff;
 const volatile __u32 nr_exit_group = 0xffffffff;
 const volatile __u32 nr_execve = 0xffffffff;
 const volatile __u32 nr_execveat = 0xffffffff;
+/* bytes of user stack to copy with a new path; 0: frame pointers only */
+const volatile __u32 ustack_bytes = 0;
 
 /* Which map set the programs write to; flipped by the recorder. */
 __u32 active = 0;
@@ -85,7 +88,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1024 * 1024);
+	__uint(max_entries, 4 * 1024 * 1024); /* path events are ~20 KiB */
 } sc_events SEC(".maps");
 
 struct {
@@ -201,6 +204,35 @@ static __always_inline __u64 hash_stack(const struct nsk_sc_stack *st)
 	return h < 2 ? h + 2 : h;
 }
 
+/* Sends a new path once, with the stack in the scratch slot and a copy of
+ * the user stack for DWARF unwinding.  The record has room for the largest
+ * copy (the verifier needs the size fixed); paths are few. */
+__noinline int sc_emit_path(__u64 hash)
+{
+	struct nsk_ev_syscall_path *e;
+	struct nsk_sc_stack *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&sc_scratch, &zero);
+	if (!st)
+		return 0;
+	e = bpf_ringbuf_reserve(&sc_events, sizeof(*e) + NSK_USTACK_ROOM, 0);
+	if (!e) {
+		count_lost(NSK_SC_LOST_USTACK);
+		return 0;
+	}
+	e->hdr.type = NSK_EV_SYSCALL_PATH;
+	e->hdr.size = sizeof(*e) + NSK_USTACK_ROOM;
+	e->time = bpf_ktime_get_ns();
+	e->path = hash;
+	e->pid = nsk_cur_tgid();
+	e->pad = 0;
+	bpf_probe_read_kernel(&e->stack, sizeof(e->stack), st);
+	nsk_copy_ustack(&e->ustack, (__u8 *)(e + 1), ustack_bytes);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
 /* The rare, heavy parts (stack walk, slow-call record) are global
  * functions: the verifier checks each once, not once per call site and
  * path, which keeps the load fast. */
@@ -231,13 +263,18 @@ __noinline int sc_take_stack(struct bpf_raw_tracepoint_args *ctx,
 	find_callers(regs, st);
 	if (!intern)
 		return 0;
-	h = hash_stack(st);
+	/* per process: each sends its own paths, with its own stack copy */
+	h = hash_stack(st) ^ (nsk_cur_tgid() * 0x9e3779b97f4a7c15ULL);
+	if (h < 2)
+		h += 2;
 	if (!bpf_map_lookup_elem(&sc_stacks, &h)) {
 		err = bpf_map_update_elem(&sc_stacks, &h, st, BPF_NOEXIST);
 		if (err && err != -17 /* EEXIST: another CPU stored it */) {
 			count_lost(NSK_SC_LOST_STACK);
 			return 0;
 		}
+		if (!err && ustack_bytes)
+			sc_emit_path(h);
 	}
 	*path = h;
 	return 0;
@@ -299,6 +336,7 @@ struct sc_call {
 	__u64 duration;
 	__s64 ret;
 	__u64 id; /* pid_tgid */
+	__u64 path; /* its code path, or NSK_SC_STACK_* */
 	__u32 nr;
 	__u32 have_stack; /* the scratch slot holds its user stack */
 };
@@ -354,6 +392,7 @@ __noinline int sc_emit_slow(struct sc_call *c)
 	e->nr = c->nr;
 	e->flags = 0;
 	e->ret = c->ret;
+	e->path = c->path;
 	/* The argument registers are saved at entry and left alone by the
 	 * kernel (the return value goes to ax/x0), so they are read here,
 	 * for slow calls only, rather than at every entry. */
@@ -417,7 +456,9 @@ static __always_inline void account_to(void *ctx, __u64 regs,
 			 (v && v->unsampled_ns + d >= sample_ns);
 	slow = returned && d >= slow_ns;
 	if (sample || slow)
-		have_stack = sc_take_stack(ctx, regs, sample, &path) == 0;
+		/* a slow call's path is interned too, so its record can name
+		 * it, but only a sample changes the current path */
+		have_stack = sc_take_stack(ctx, regs, 1, &path) == 0;
 	if (sample && slot) {
 		key.stack = path;
 		*slot = path;
@@ -435,6 +476,7 @@ static __always_inline void account_to(void *ctx, __u64 regs,
 			.enter_ts = t->enter_ts,
 			.duration = d,
 			.ret = ret,
+			.path = have_stack ? path : NSK_SC_STACK_FAILED,
 			.id = id,
 			.nr = nr,
 			.have_stack = have_stack,

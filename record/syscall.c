@@ -6,9 +6,10 @@
  * left a whole window earlier, so no program is still writing to what is
  * read.  Each entry becomes one STAT record for (thread, syscall, code
  * path) over that window, with its errnos.  Entries key their code path by
- * a hash; the stack behind a hash is read once per (hash, pid) from the
- * stacks map, completed with the frameless callers BPF found, and interned
- * through the session.
+ * a hash; the stack behind a hash comes once per (hash, pid) as a path
+ * event with a copy of the user stack, unwound through the session
+ * (record/ustack.c); failing that, it is read from the stacks map,
+ * completed with the frameless callers BPF found, and interned.
  *
  * Slow calls come through a ring buffer, each with its arguments, the file
  * or socket behind its fd (record/fdinfo.c) and its user stack.
@@ -62,6 +63,7 @@ static const char *const lost_source[NSK_SC_LOST_MAX] = {
 	[NSK_SC_LOST_ERRNO] = "syscall.errno",
 	[NSK_SC_LOST_STACK] = "syscall.stack",
 	[NSK_SC_LOST_RINGBUF] = "syscall.ringbuf",
+	[NSK_SC_LOST_USTACK] = "syscall.ustack",
 };
 
 static size_t slot_of(uint64_t hash, uint32_t pid, size_t cap)
@@ -128,28 +130,30 @@ static uint64_t intern_stack(struct sc_state *st, uint32_t pid,
 	return nsk_session__stack(st->s, pid, NULL, 0, ips, n, flags);
 }
 
-/* The session stack id of a path hash in process pid; 0 if unknown. */
-static uint64_t stack_id(struct sc_state *st, uint32_t pid, uint64_t hash)
+/* The cached stack id of (hash, pid); NULL when not cached. */
+static struct stack_slot *cached(struct sc_state *st, uint32_t pid, uint64_t hash)
 {
-	struct nsk_sc_stack stack;
-	size_t i;
-	uint64_t id = 0;
+	if (!st->capstacks)
+		return NULL;
+	for (size_t i = slot_of(hash, pid, st->capstacks); st->stacks[i].hash;
+	     i = (i + 1) & (st->capstacks - 1))
+		if (st->stacks[i].hash == hash && st->stacks[i].pid == pid)
+			return &st->stacks[i];
+	return NULL;
+}
 
-	if (hash == NSK_SC_STACK_NONE || hash == NSK_SC_STACK_FAILED)
-		return 0;
-	if (st->capstacks) {
-		for (i = slot_of(hash, pid, st->capstacks); st->stacks[i].hash;
-		     i = (i + 1) & (st->capstacks - 1))
-			if (st->stacks[i].hash == hash && st->stacks[i].pid == pid)
-				return st->stacks[i].id;
+static void remember(struct sc_state *st, uint32_t pid, uint64_t hash,
+		     uint64_t id)
+{
+	struct stack_slot *c = cached(st, pid, hash);
+	size_t i;
+
+	if (c) {
+		c->id = id;
+		return;
 	}
-	if (bpf_map_lookup_elem(bpf_map__fd(st->skel->maps.sc_stacks), &hash,
-				&stack) == 0)
-		id = intern_stack(st, pid, &stack);
-	if (!id)
-		nsk_session__lost(st->s, "syscall.stack", 1);
 	if ((st->nstacks + 1) * 2 > st->capstacks && stacks_grow(st))
-		return id; /* not cached: looked up again next time */
+		return; /* not cached: looked up again next time */
 	for (i = slot_of(hash, pid, st->capstacks); st->stacks[i].hash;
 	     i = (i + 1) & (st->capstacks - 1))
 		;
@@ -157,7 +161,49 @@ static uint64_t stack_id(struct sc_state *st, uint32_t pid, uint64_t hash)
 	st->stacks[i].pid = pid;
 	st->stacks[i].id = id;
 	st->nstacks++;
+}
+
+/* The session stack id of a path hash in process pid; 0 if unknown. */
+static uint64_t stack_id(struct sc_state *st, uint32_t pid, uint64_t hash)
+{
+	struct nsk_sc_stack stack;
+	struct stack_slot *c;
+	uint64_t id = 0;
+
+	if (hash == NSK_SC_STACK_NONE || hash == NSK_SC_STACK_FAILED)
+		return 0;
+	if ((c = cached(st, pid, hash)))
+		return c->id;
+	/* no path event (ring full, or --call-graph fp): the map has the
+	 * frame-pointer walk and its callers */
+	if (bpf_map_lookup_elem(bpf_map__fd(st->skel->maps.sc_stacks), &hash,
+				&stack) == 0)
+		id = intern_stack(st, pid, &stack);
+	if (!id)
+		nsk_session__lost(st->s, "syscall.stack", 1);
+	remember(st, pid, hash, id);
 	return id;
+}
+
+/* A path seen for the first time: its stack, unwound from the copy. */
+static int on_path(struct sc_state *st, const struct nsk_ev_syscall_path *e,
+		   size_t len)
+{
+	uint64_t ips[NSK_MAX_STACK_DEPTH + NSK_SC_MAX_CALLERS], id;
+	uint32_t n = complete_stack(&e->stack, ips), flags = NSK_STACK_UNWIND_FP;
+	const struct nsk_ev_ustack *copy = &e->ustack;
+
+	if (!copy->len || sizeof(*e) + copy->len > len)
+		copy = NULL;
+	if (e->stack.n >= NSK_MAX_STACK_DEPTH)
+		flags |= NSK_STACK_TRUNCATED;
+	if (n > NSK_MAX_STACK_DEPTH)
+		n = NSK_MAX_STACK_DEPTH;
+	id = nsk_session__stack_copied(st->s, e->pid, e->time, NULL, 0, ips, n,
+				       copy, e + 1, flags);
+	if (id)
+		remember(st, e->pid, e->path, id);
+	return 0;
 }
 
 static int errkey_cmp(const void *a, const void *b)
@@ -314,17 +360,13 @@ static void drain_lost(struct sc_state *st)
 				lost_source, NSK_SC_LOST_MAX, st->lost_seen);
 }
 
-static int on_slow(void *ctx, void *data, size_t len)
+static int on_slow(struct sc_state *st, const struct nsk_ev_syscall_slow *e)
 {
-	struct sc_state *st = ctx;
-	const struct nsk_ev_syscall_slow *e = data;
 	struct nsk_record rec = { .type = NSK_REC_SYSCALL_SLOW };
 	struct nsk_rec_syscall_slow *r = &rec.syscall_slow;
 	char name[256], dname[sizeof(e->file_name) + 1];
 	int fd_arg;
 
-	if (len < sizeof(*e) || e->hdr.type != NSK_EV_SYSCALL_SLOW)
-		return 0;
 	r->time = e->time;
 	r->duration = e->duration;
 	r->pid = e->pid;
@@ -352,11 +394,25 @@ static int on_slow(void *ctx, void *data, size_t len)
 	}
 	r->stack_id = 0;
 	if (!(e->flags & NSK_SC_SLOW_NOSTACK)) {
-		r->stack_id = intern_stack(st, e->pid, &e->stack);
+		/* its path event came just before it, unwound */
+		const struct stack_slot *c = cached(st, e->pid, e->path);
+
+		r->stack_id = c && c->id ? c->id : intern_stack(st, e->pid, &e->stack);
 		if (!r->stack_id)
 			nsk_session__lost(st->s, "syscall.stack", 1);
 	}
 	return nsk_session__emit(st->s, &rec) < 0 ? -1 : 0;
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	const struct nsk_ev_header *h = data;
+
+	if (len >= sizeof(struct nsk_ev_syscall_path) && h->type == NSK_EV_SYSCALL_PATH)
+		return on_path(ctx, data, len);
+	if (len >= sizeof(struct nsk_ev_syscall_slow) && h->type == NSK_EV_SYSCALL_SLOW)
+		return on_slow(ctx, data);
+	return 0;
 }
 
 static void sc_stop(void *state)
@@ -416,6 +472,7 @@ static int sc_start(struct nsk_session *s, void **state)
 	st->skel->rodata->nr_exit_group = SYS_exit_group;
 	st->skel->rodata->nr_execve = SYS_execve;
 	st->skel->rodata->nr_execveat = SYS_execveat;
+	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
 				nsk_session__targets_fd(s));
 	if (err)
@@ -427,7 +484,7 @@ static int sc_start(struct nsk_session *s, void **state)
 	if (err)
 		goto cleanup;
 	err = nsk_session__add_ringbuf(s, bpf_map__fd(st->skel->maps.sc_events),
-				       on_slow, st);
+				       on_event, st);
 	if (err)
 		goto cleanup;
 	err = emit_arch(s);

@@ -146,7 +146,7 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
 		nsk_session__lost(s, "unwind.dwarf_failed", 1);
 		goto fp;
 	}
-	flags &= ~(uint32_t)NSK_STACK_USER_ERROR;
+	flags &= ~(uint32_t)(NSK_STACK_USER_ERROR | NSK_STACK_UNWIND_FP);
 	flags |= NSK_STACK_UNWIND_DWARF;
 	need = copy_for(reach[n - 1]);
 	if (rc == 1) {
@@ -161,6 +161,7 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
 			need = NSK_USTACK_MAX; /* all a copy can hold */
 		} else {
 			need = copy_for(reach[joined]);
+			flags |= NSK_STACK_UNWIND_FP; /* both methods made it */
 		}
 	}
 	if (copy_needed)

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Allocation stacks of code built without frame pointers (--call-graph).
+# Allocation, blocking and syscall stacks of code built without frame
+# pointers (--call-graph); tests/e2e/unwind.sh does CPU samples.
 #
 # tests/workloads/allocchain allocates at the end of main -> outer -> inner
 # -> leaf: in leaf itself (malloc), through strdup in copy_name and
@@ -9,11 +10,12 @@
 # on a pipe a child fills.  Built with and without frame pointers, under the default
 # --call-graph auto each site must have its exact count and bytes (1% slack
 # for copies the recorder could not take, which it counts), and at least
-# 99% of the bytes of each must show main;outer;inner;leaf[;caller], and the
-# blocking read main;outer;inner;leaf;read_pipe;read for 100 ms (+-30%: a
-# loaded machine adds runqueue time).  The frame-pointer walk alone must
-# lose copy_name and read_pipe, or this test would not tell the methods
-# apart.
+# 99% of the bytes of each must show main;outer;inner;leaf[;caller]; the
+# blocking read must be charged to main;outer;inner;leaf;read_pipe;read for
+# 100 ms (+-30%: a loaded machine adds runqueue time), and so must the read
+# syscall's time.  On the build without frame pointers, the frame-pointer
+# walk alone must lose copy_name and read_pipe's callers, or this test would
+# not tell the methods apart.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 . "$TOP_SRCDIR/tests/e2e/alloc_lib.sh"
 need_bpf
@@ -41,7 +43,7 @@ PY
 
 check() { # BUILD
 	f="$TMPD/$1"
-	"$NUSKU" record -q -e alloc,offcpu -o "$f.nsk" -- "$WORKLOADS/allocchain_$1" $R ||
+	"$NUSKU" record -q -e alloc,offcpu,syscall -o "$f.nsk" -- "$WORKLOADS/allocchain_$1" $R ||
 		fail "record of allocchain_$1"
 	"$NUSKU" report "$f.nsk" --by alloc-site --format csv > "$f.csv" 2>/dev/null ||
 		fail "report --by alloc-site of allocchain_$1"
@@ -68,6 +70,15 @@ check() { # BUILD
 	us=$(awk '/;main;outer;inner;leaf;read_pipe;[^;]*read;/ { t += $NF }
 		END { print t + 0 }' "$f.blocking")
 	assert_near "$us" 100000 30000 "$1: us blocked in read under main;outer;inner;leaf;read_pipe"
+	"$NUSKU" report "$f.nsk" --by syscall-path --folded > "$f.syscalls" 2>/dev/null ||
+		fail "report --by syscall-path --folded of allocchain_$1"
+	ms=$(awk '/;main;outer;inner;leaf;read_pipe;[^; ]*read / { t += $2 }
+		END { print int(t / 1000000) }' "$f.syscalls")
+	[ "$ms" -gt 0 ] || grep read "$f.syscalls" >&2
+	assert_near "$ms" 100 30 "$1: ms in the read syscall under main;outer;inner;leaf;read_pipe"
+	p=$(path_share "$f.syscalls" read_pipe "main;outer;inner;leaf;read_pipe")
+	awk -v p="$p" 'BEGIN { exit !(p >= 99) }' ||
+		fail "$1: $p% of read_pipe's syscall time has main;outer;inner;leaf;read_pipe"
 	# which method: the DWARF walks are marked in the recording
 	dw=$("$NUSKU" report "$f.nsk" --sql "SELECT count(*) FROM stack WHERE flags & 4" 2>/dev/null |
 		tail -n 1 | tr -d ' ')
@@ -77,13 +88,17 @@ check() { # BUILD
 check fp
 check nofp
 
-# The control: frame pointers alone skip copy_name and read_pipe.
-"$NUSKU" record -q -e alloc,offcpu --call-graph fp -o "$TMPD/ctl.nsk" -- \
-	"$WORKLOADS/allocchain_fp" 2000 || fail "record --call-graph fp"
+# The control: frame pointers alone lose copy_name, read_pipe, and the
+# callers of read_pipe's syscalls.
+"$NUSKU" record -q -e alloc,offcpu,syscall --call-graph fp -o "$TMPD/ctl.nsk" -- \
+	"$WORKLOADS/allocchain_nofp" 2000 || fail "record --call-graph fp"
 "$NUSKU" report "$TMPD/ctl.nsk" --by alloc-site --format csv > "$TMPD/ctl.csv" 2>/dev/null ||
 	fail "report of the control"
 [ -z "$(site_col "$TMPD/ctl.csv" copy_name allocs)" ] ||
 	fail "--call-graph fp found copy_name: the workload does not tell the methods apart"
 ! "$NUSKU" report "$TMPD/ctl.nsk" --by blocking --folded 2>/dev/null | grep -q 'read_pipe;[^;]*read;' ||
 	fail "--call-graph fp found read_pipe: the workload does not tell the methods apart"
-echo "ok: --call-graph fp skips copy_name and read_pipe, as expected"
+! "$NUSKU" report "$TMPD/ctl.nsk" --by syscall-path --folded 2>/dev/null |
+	grep -q ';main;outer;inner;leaf;read_pipe;' ||
+	fail "--call-graph fp found read_pipe's syscall callers: no control"
+echo "ok: --call-graph fp loses copy_name, read_pipe and its callers, as expected"

@@ -15,11 +15,21 @@
  * side also looks for their return addresses on the user stack below the
  * frame pointer ("callers", see NSK_SC_CALLER_WORDS) and the recorder puts
  * them back between the leaf and the rest of the walk.
+ *
+ * Unless --call-graph fp, a path seen for the first time in a process also
+ * goes through the ring buffer, once, as struct nsk_ev_syscall_path with a
+ * copy of the user stack: the recorder unwinds it with DWARF
+ * (record/ustack.c), which needs no heuristic, and uses that stack for
+ * every call charged to the path.  The callers above stay the fallback
+ * when the copy could not be sent.
  */
 #ifndef NUSKU_EVENTS_SYSCALL_H
 #define NUSKU_EVENTS_SYSCALL_H
 
 #include "nusku/events/common.h"
+#include "nusku/events/ustack.h"
+
+#define NSK_EV_SYSCALL_PATH (NSK_EV_SYSCALL_SLOW + 1)
 
 /* Latency histogram: bucket i counts calls of [2^i, 2^(i+1)) ns; the last
  * bucket also holds everything longer (2^39 ns is about 9 minutes). */
@@ -44,7 +54,9 @@
 #define NSK_SC_LOST_ERRNO 1   /* errno map full: errno of a failure not kept */
 #define NSK_SC_LOST_STACK 2   /* stack walk failed: path unknown */
 #define NSK_SC_LOST_RINGBUF 3 /* slow event dropped: ring buffer full */
-#define NSK_SC_LOST_MAX 4
+#define NSK_SC_LOST_USTACK 4  /* path event dropped: the stack stays the
+			       * frame-pointer walk with its callers */
+#define NSK_SC_LOST_MAX 5
 
 struct nsk_sc_key {
 	__u32 tid;
@@ -99,6 +111,7 @@ struct nsk_ev_syscall_slow {
 	__u32 nr;
 	__u32 flags; /* NSK_SC_SLOW_* */
 	__s64 ret;
+	__u64 path; /* the code path (hash) of its stack, or NSK_SC_STACK_* */
 	__u64 args[6];
 	/* The file open on fd args[0] at exit, if any (NSK_SC_SLOW_FILE): the
 	 * recorder prefers /proc/PID/fd/N when it still names the same inode,
@@ -114,8 +127,24 @@ struct nsk_ev_syscall_slow {
 #define NSK_SC_SLOW_FILE 2u    /* file_* describe args[0] as an fd */
 
 _Static_assert(sizeof(struct nsk_ev_syscall_slow) ==
-		       8 + 8 * 2 + 4 * 4 + 8 + 8 * 6 + 8 + 8 + 48 +
+		       8 + 8 * 2 + 4 * 4 + 8 + 8 + 8 * 6 + 8 + 8 + 48 +
 			       sizeof(struct nsk_sc_stack),
 	       "nsk_ev_syscall_slow size");
+
+/* A code path the first time a process takes it (see above). */
+struct nsk_ev_syscall_path {
+	struct nsk_ev_header hdr; /* NSK_EV_SYSCALL_PATH */
+	__u64 time;
+	__u64 path; /* its hash */
+	__u32 pid;
+	__u32 pad;
+	struct nsk_sc_stack stack;
+	struct nsk_ev_ustack ustack; /* ustack.len bytes of stack follow */
+};
+
+_Static_assert(sizeof(struct nsk_ev_syscall_path) ==
+		       8 + 8 * 3 + sizeof(struct nsk_sc_stack) +
+			       sizeof(struct nsk_ev_ustack),
+	       "nsk_ev_syscall_path size");
 
 #endif
