@@ -266,14 +266,14 @@ int nsk_module__keeps_fp_at(struct nsk_module *m, uint64_t vaddr)
 	Dwarf_Addr bias;
 	Dwarf_Die *cu;
 
-	/* No debug info (Debian's libraries): assume the -O2 default. */
+	/* No debug info (Debian's libraries without their -dbg package) */
 	if (!m->dwmod || !dwfl_module_getdwarf(m->dwmod, &bias))
-		return 0;
+		return -1;
 	/* The unit of the address, not the module: a binary links units
 	 * built otherwise (libasan's preinit object keeps no frame pointer
 	 * in a program that does). */
 	cu = dwfl_module_addrdie(m->dwmod, vaddr + m->bias, &bias);
-	return cu ? cu_keeps_fp(cu) : 0;
+	return cu ? cu_keeps_fp(cu) : -1;
 }
 
 /* The name of a subprogram or inlined call: the linkage name demangled when

@@ -59,8 +59,8 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 void nsk_module__warm(struct nsk_module *m);
 
 /* 1 when the code at vaddr was built with frame pointers (from the
- * DW_AT_producer of its compile unit), 0 when not or not known (no debug
- * info).  A lookup in the module's DWARF: cache the answer. */
+ * DW_AT_producer of its compile unit), 0 when not, -1 when not known (no
+ * debug info for it).  A lookup in the module's DWARF: cache the answer. */
 int nsk_module__keeps_fp_at(struct nsk_module *m, uint64_t vaddr);
 /* A demangled copy of a C++ name (malloc), or NULL if it is not one. */
 char *nsk_demangle(const char *name);

@@ -27,21 +27,22 @@ uint32_t nsk_session__ustack_bytes(const struct nsk_session *s)
 	return n > NSK_USTACK_MAX ? NSK_USTACK_MAX : n;
 }
 
-/* Whether the code at addr keeps frame pointers, cached per (module,
- * address): the same few return addresses come back in every stack. */
+/* Whether the code at addr keeps frame pointers: 1 yes, 0 no, -1 not
+ * known (no debug info), cached per (module, address): the same few return
+ * addresses come back in every stack. */
 static int keeps_fp(struct nsk_session *s, struct nsk_map *m, uint64_t addr)
 {
 	uint64_t vaddr = nsk_module__vaddr(m->mod, addr - m->start + m->pgoff);
 	uint64_t key[2] = { nsk_module__serial(m->mod), vaddr }, v;
 
 	if (!s->fp_cache && !(s->fp_cache = nsk_intern__new()))
-		return 0;
+		return -1;
 	v = nsk_intern__find(s->fp_cache, key, sizeof(key));
 	if (!v) {
-		v = 1 + nsk_module__keeps_fp_at(m->mod, vaddr);
+		v = 2 + nsk_module__keeps_fp_at(m->mod, vaddr);
 		nsk_intern__add(s->fp_cache, key, sizeof(key), v);
 	}
-	return v == 2;
+	return (int)v - 2;
 }
 
 static int fp_walk_holds(struct nsk_session *s, struct nsk_aspace *as,
@@ -54,31 +55,33 @@ static int fp_walk_holds(struct nsk_session *s, struct nsk_aspace *as,
 	for (uint32_t i = 0; i + 1 < n; i++) {
 		struct nsk_map *m = nsk_aspace__find(as, ips[i] - (i > 0));
 
-		if (!m || !m->file || !keeps_fp(s, m, ips[i] - (i > 0)))
+		if (!m || !m->file || keeps_fp(s, m, ips[i] - (i > 0)) != 1)
 			return 0;
 	}
 	return 1;
 }
 
-/* Whether frame-pointer frames from..n-2 were all walked through code that
- * keeps frame pointers: the walk after them can be trusted. */
+/* Whether frame-pointer frames from..n-2 were walked through code that
+ * may keep frame pointers (none known to keep none): the walk after them
+ * is taken over what DWARF could not reach. */
 static int fp_suffix_holds(struct nsk_session *s, struct nsk_aspace *as,
 			   const uint64_t *ips, uint32_t from, uint32_t n)
 {
 	for (uint32_t i = from; i + 1 < n; i++) {
 		struct nsk_map *m = nsk_aspace__find(as, ips[i] - (i > 0));
 
-		if (!m || !m->file || !keeps_fp(s, m, ips[i] - (i > 0)))
+		if (!m || !m->file || keeps_fp(s, m, ips[i] - (i > 0)) == 0)
 			return 0;
 	}
 	return 1;
 }
 
 /* DWARF frames (leaf first) continued by the frame-pointer walk.  They are
- * joined where the walk found the same return address dw[i] = fp[j] and can
- * be trusted from there on: the function of dw[i-1], whose frame record
- * held that address, and every function the walk went through after it
- * keep frame pointers.  The deepest such point wins.  Returns the frames
+ * joined where the walk found the same return address dw[i] = fp[j] and is
+ * not known to go wrong from there on: none of the function of dw[i-1],
+ * whose frame record held that address, and the functions the walk went
+ * through after it is known (from its debug info) to keep no frame
+ * pointer.  The deepest such point wins.  Returns the frames
  * now in dw and sets *joined to the DWARF index of the join (or -1: the
  * DWARF frames stand alone and stay marked truncated). */
 static uint32_t splice(struct nsk_session *s, struct nsk_aspace *as,
