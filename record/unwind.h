@@ -40,23 +40,29 @@ int nsk_unwinder__new(struct nsk_unwinder **out);
  * read to find ips[i], so a caller can learn how much copy a stack needs.
  * Returns 0 when
  * the walk reached the outermost frame, 1 when it stopped early (the copy
- * ended, or no CFI for a frame: the stack is truncated, not invented), or a
- * negative errno when nothing could be unwound (*n is then 0). */
+ * ended, or no CFI for a frame: the stack is truncated, not invented), 2
+ * when it stopped because the copy ended in the frame whose frame record
+ * rbp pointed at (a frame-pointer walk from regs continues the stack from
+ * its second entry, see record/unwind_rules.h), or a negative errno when
+ * nothing could be unwound (*n is then 0). */
 int nsk_unwinder__unwind(struct nsk_unwinder *u, struct nsk_aspace *as,
 			 const struct nsk_user_regs *regs, const void *stack,
 			 size_t stack_len, uint64_t *ips, uint32_t *reach,
 			 uint32_t max, uint32_t *n);
 
-/* Stacks unwound (replayed: of those, by replaying a remembered walk, see
- * record/unwind_layout.h), frames produced, and walks that stopped early. */
+/* Stacks unwound (fast: of those, without libdw, from cached CFI rules;
+ * record/unwind_rules.h), frames produced, and walks that stopped early. */
 struct nsk_unwind_stats {
 	uint64_t stacks;
-	uint64_t replayed;
+	uint64_t fast;
 	uint64_t frames;
 	uint64_t truncated;
 	uint64_t failed;
 };
 const struct nsk_unwind_stats *nsk_unwinder__stats(const struct nsk_unwinder *u);
+
+/* Tests: every walk through libdw, none through the cached rules. */
+void nsk_unwinder__libdw_only(struct nsk_unwinder *u, int on);
 
 void nsk_unwinder__free(struct nsk_unwinder *u); /* NULL is fine */
 

@@ -13,15 +13,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 
 #include "record/maps.h"
 #include "record/symbols.h"
 #include "record/unwind.h"
-#include "record/unwind_layout.h"
+#include "record/unwind_rules.h"
 
 /* x86-64 DWARF register numbers (System V psABI, figure 3.36). */
-enum { DW_X86_64_RBP = 6 };
+enum { DW_X86_64_RBP = 6, DW_X86_64_RSP = 7 };
 
 /* Address spaces whose Dwfl is kept; more are rebuilt on demand. */
 #define NSK_UNWIND_CACHE 32
@@ -29,7 +30,7 @@ enum { DW_X86_64_RBP = 6 };
 struct cached {
 	struct nsk_aspace *as; /* a reference: the pointer stays unique */
 	Dwfl *dwfl;
-	struct nsk_unwind_layouts *layouts; /* walks replayed without libdw */
+	struct nsk_unwind_rules *rules; /* walks done without libdw */
 	uint64_t used;
 	/* The sample being unwound: what the callbacks read. */
 	const struct nsk_user_regs *regs;
@@ -43,6 +44,7 @@ struct nsk_unwinder {
 	struct cached cache[NSK_UNWIND_CACHE];
 	uint64_t clock;
 	struct nsk_unwind_stats stats;
+	int libdw_only; /* tests: no fast path */
 };
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -103,7 +105,7 @@ static void cached_clear(struct cached *c)
 {
 	if (c->dwfl)
 		dwfl_end(c->dwfl);
-	nsk_unwind_layouts__free(c->layouts);
+	nsk_unwind_rules__free(c->rules);
 	if (c->as)
 		nsk_aspace__put(c->as);
 	memset(c, 0, sizeof(*c));
@@ -115,7 +117,7 @@ static int build(struct cached *c, struct nsk_aspace *as)
 {
 	int reported = 0;
 
-	if (nsk_unwind_layouts__new(&c->layouts))
+	if (nsk_unwind_rules__new(&c->rules))
 		return -ENOMEM;
 	c->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!c->dwfl)
@@ -225,14 +227,16 @@ int nsk_unwinder__unwind(struct nsk_unwinder *u, struct nsk_aspace *as,
 		u->stats.failed++;
 		return err;
 	}
-	rc = nsk_unwind_layouts__replay(c->layouts, regs->ip, stack, stack_len,
-					ips, reach, max, n);
-	if (rc >= 0) {
-		u->stats.stacks++;
-		u->stats.replayed++;
-		u->stats.frames += *n;
-		u->stats.truncated += rc == 1;
-		return rc;
+	if (!u->libdw_only) {
+		rc = nsk_unwind_rules__unwind(c->rules, c->dwfl, regs, stack,
+					      stack_len, ips, col.reach, max, n);
+		if (rc >= 0) {
+			u->stats.stacks++;
+			u->stats.fast++;
+			u->stats.frames += *n;
+			u->stats.truncated += rc >= 1;
+			return rc;
+		}
 	}
 	c->regs = regs;
 	c->stack = stack;
@@ -254,9 +258,12 @@ int nsk_unwinder__unwind(struct nsk_unwinder *u, struct nsk_aspace *as,
 	 * our copy, or the caller's limit, means frames are missing. */
 	rc = c->out_of_copy || (rc == DWARF_CB_ABORT && col.n == max);
 	u->stats.truncated += rc;
-	nsk_unwind_layouts__remember(c->layouts, regs->ip, stack, stack_len,
-				     ips, col.reach, col.n, rc);
 	return rc;
+}
+
+void nsk_unwinder__libdw_only(struct nsk_unwinder *u, int on)
+{
+	u->libdw_only = on;
 }
 
 const struct nsk_unwind_stats *nsk_unwinder__stats(const struct nsk_unwinder *u)

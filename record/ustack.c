@@ -152,7 +152,13 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
 	flags &= ~(uint32_t)(NSK_STACK_USER_ERROR | NSK_STACK_UNWIND_FP);
 	flags |= NSK_STACK_UNWIND_DWARF;
 	need = copy_for(reach[n - 1]);
-	if (rc == 1) {
+	if (rc == 2 && nu >= 2 && fp_suffix_holds(s, as, uips, 1, nu)) {
+		/* the copy ended in the frame whose record rbp pointed at:
+		 * the frame-pointer walk goes on from exactly there */
+		for (uint32_t j = 1; j < nu && n < NSK_MAX_STACK_DEPTH; j++)
+			ips[n++] = uips[j];
+		flags |= NSK_STACK_UNWIND_FP;
+	} else if (rc >= 1) {
 		/* the copy ended: where the frame-pointer walk went further
 		 * through the same frames, and can be trusted, it knows the
 		 * rest */

@@ -113,10 +113,33 @@ START_TEST(unwinds_without_frame_pointers)
 
 	outer(1);
 	ck_assert_int_eq(nsk_unwinder__new(&u), 0);
+	nsk_unwinder__libdw_only(u, 1);
 	rc = nsk_unwinder__unwind(u, self_as, &regs, stack_copy, copied, ips,
 				  reach, 64, &n);
 	ck_assert_int_ge(rc, 0);
 	ck_assert_uint_ge(n, 5);
+	/* The cached rules walk as libdw does: same frames, same reach, same
+	 * end, for the whole copy and for copies cut at every frame. */
+	nsk_unwinder__libdw_only(u, 0);
+	for (uint32_t cut = 0; cut <= n; cut++) {
+		size_t len = cut < n ? reach[cut] : copied;
+		uint64_t a[64], b[64];
+		uint32_t ra[64], rb[64], na, nb;
+		int rca, rcb;
+
+		nsk_unwinder__libdw_only(u, 1);
+		rca = nsk_unwinder__unwind(u, self_as, &regs, stack_copy, len, a,
+					   ra, 64, &na);
+		nsk_unwinder__libdw_only(u, 0);
+		rcb = nsk_unwinder__unwind(u, self_as, &regs, stack_copy, len, b,
+					   rb, 64, &nb);
+		/* 2: the same cut, with the frame-pointer walk's place */
+		ck_assert_int_eq(rcb == 2 ? 1 : rcb, rca);
+		ck_assert_uint_eq(nb, na);
+		ck_assert_mem_eq(b, a, na * sizeof(*a));
+		ck_assert_mem_eq(rb, ra, na * sizeof(*ra));
+	}
+	ck_assert_uint_gt(nsk_unwinder__stats(u)->fast, n / 2);
 	/* The leaf needs no stack; each caller needs more, within the copy,
 	 * and a copy cut at a frame's reach still gives that frame. */
 	ck_assert_uint_eq(reach[0], 0);

@@ -1,0 +1,224 @@
+/* Cached CFI rules and the walk that uses them (see unwind_rules.h). */
+#include <dwarf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record/unwind.h"
+#include "record/unwind_rules.h"
+
+/* x86-64 DWARF register numbers (System V psABI, figure 3.36). */
+enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
+
+/* Rules kept per address space; past 3/4 of this the table starts over. */
+#define NSK_RULES_SLOTS (1u << 16)
+
+enum { RULE_EMPTY, RULE_OTHER, RULE_OK, RULE_OUTERMOST };
+/* How a frame leaves rbp to its caller. */
+enum { BP_SAME, BP_SAVED, BP_UNDEFINED };
+
+struct rule {
+	uint64_t pc;	 /* the pc looked up (a return address minus 1) */
+	uint8_t kind;	 /* RULE_* */
+	uint8_t cfa_reg; /* REG_RSP or REG_RBP */
+	uint8_t bp;	 /* BP_* */
+	int32_t cfa_off;
+	int32_t ra_off; /* the return address is at CFA + ra_off */
+	int32_t bp_off; /* BP_SAVED: rbp is at CFA + bp_off */
+};
+
+struct nsk_unwind_rules {
+	struct rule *slots;
+	uint32_t used;
+};
+
+int nsk_unwind_rules__new(struct nsk_unwind_rules **out)
+{
+	struct nsk_unwind_rules *r = calloc(1, sizeof(*r));
+
+	if (r)
+		r->slots = calloc(NSK_RULES_SLOTS, sizeof(*r->slots));
+	if (!r || !r->slots) {
+		free(r);
+		*out = NULL;
+		return -ENOMEM;
+	}
+	*out = r;
+	return 0;
+}
+
+void nsk_unwind_rules__free(struct nsk_unwind_rules *r)
+{
+	if (!r)
+		return;
+	free(r->slots);
+	free(r);
+}
+
+/* Where a register of the caller is: BP_SAME, BP_SAVED (at CFA + *off),
+ * BP_UNDEFINED, or -1 for a rule of another shape. */
+static int reg_rule(Dwarf_Frame *f, int regno, int32_t *off)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+
+	if (dwarf_frame_register(f, regno, mem, &ops, &nops))
+		return -1;
+	if (nops == 0)
+		return ops == mem ? BP_UNDEFINED : ops == NULL ? BP_SAME : -1;
+	if (ops[0].atom != DW_OP_call_frame_cfa)
+		return -1;
+	if (nops == 1) {
+		*off = 0;
+		return BP_SAVED;
+	}
+	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int32_t)(int64_t)ops[1].number;
+		return BP_SAVED;
+	}
+	if (nops == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus) {
+		*off = (int32_t)(int64_t)ops[1].number;
+		return BP_SAVED;
+	}
+	return -1;
+}
+
+/* Asks libdw for the rule at pc; RULE_OTHER when it has another shape. */
+static void learn(Dwfl *dwfl, struct rule *ru)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, ru->pc);
+	Dwarf_Addr bias, start, end;
+	Dwarf_Frame *f = NULL;
+	Dwarf_CFI *cfi = NULL;
+	Dwarf_Op *ops;
+	size_t nops;
+	bool signal;
+	int ra, bp;
+
+	ru->kind = RULE_OTHER;
+	if (mod)
+		cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (mod && !cfi)
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, ru->pc - bias, &f))
+		return;
+	if (dwarf_frame_info(f, &start, &end, &signal) < 0 || signal)
+		goto out;
+	ra = reg_rule(f, REG_RA, &ru->ra_off);
+	if (ra == BP_UNDEFINED) {
+		ru->kind = RULE_OUTERMOST; /* _start, thread entry points */
+		goto out;
+	}
+	if (ra != BP_SAVED || dwarf_frame_cfa(f, &ops, &nops) || nops != 1)
+		goto out;
+	if (ops[0].atom == DW_OP_bregx) {
+		ru->cfa_reg = (uint8_t)ops[0].number;
+		ru->cfa_off = (int32_t)(int64_t)ops[0].number2;
+	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		ru->cfa_reg = (uint8_t)(ops[0].atom - DW_OP_breg0);
+		ru->cfa_off = (int32_t)(int64_t)ops[0].number;
+	} else {
+		goto out;
+	}
+	if (ru->cfa_reg != REG_RSP && ru->cfa_reg != REG_RBP)
+		goto out;
+	bp = reg_rule(f, REG_RBP, &ru->bp_off);
+	if (bp < 0)
+		goto out;
+	ru->bp = (uint8_t)bp;
+	ru->kind = RULE_OK;
+out:
+	free(f);
+}
+
+static const struct rule *rule_at(struct nsk_unwind_rules *r, Dwfl *dwfl,
+				  uint64_t pc)
+{
+	uint32_t i = (uint32_t)((pc * 0x9e3779b97f4a7c15ULL) >> 48) & (NSK_RULES_SLOTS - 1);
+
+	while (r->slots[i].kind != RULE_EMPTY) {
+		if (r->slots[i].pc == pc)
+			return &r->slots[i];
+		i = (i + 1) & (NSK_RULES_SLOTS - 1);
+	}
+	if (r->used >= NSK_RULES_SLOTS / 4 * 3) {
+		memset(r->slots, 0, NSK_RULES_SLOTS * sizeof(*r->slots));
+		r->used = 0;
+		return rule_at(r, dwfl, pc);
+	}
+	r->slots[i].pc = pc;
+	learn(dwfl, &r->slots[i]);
+	r->used++;
+	return &r->slots[i];
+}
+
+/* A word of the copy, as unwind_dwarf.c's memory_read serves it; tracks the
+ * bytes read. */
+static int read_word(const uint8_t *stack, size_t len, uint64_t sp,
+		     uint64_t addr, uint64_t *out, uint32_t *high)
+{
+	if (addr < sp || addr - sp > len || len - (addr - sp) < 8)
+		return 0;
+	memcpy(out, stack + (addr - sp), sizeof(*out));
+	if (addr - sp + 8 > *high)
+		*high = (uint32_t)(addr - sp + 8);
+	return 1;
+}
+
+int nsk_unwind_rules__unwind(struct nsk_unwind_rules *r, Dwfl *dwfl,
+			     const struct nsk_user_regs *regs,
+			     const uint8_t *stack, size_t len, uint64_t *ips,
+			     uint32_t *reach, uint32_t max, uint32_t *n)
+{
+	uint64_t sp = regs->sp, bp = regs->bp, pc = regs->ip, cfa, ra;
+	uint32_t k = 0, high = 0;
+	int bp_known = 1, bp_from_regs = 1;
+
+	*n = 0;
+	if (!max || !pc)
+		return -EINVAL;
+	ips[k] = pc;
+	reach[k++] = 0;
+	for (;;) {
+		const struct rule *ru;
+
+		if (k == max)
+			goto cut; /* as libdw's walk does, even before the last */
+		/* a return address points after its call: look up the call */
+		ru = rule_at(r, dwfl, k == 1 ? pc : pc - 1);
+		if (ru->kind == RULE_OUTERMOST)
+			break;
+		if (ru->kind != RULE_OK || (ru->cfa_reg == REG_RBP && !bp_known))
+			return -ENOENT;
+		cfa = (ru->cfa_reg == REG_RSP ? sp : bp) + (int64_t)ru->cfa_off;
+		if (!read_word(stack, len, regs->sp, cfa + (int64_t)ru->ra_off, &ra, &high)) {
+			/* The copy ended.  If this frame's record is the one
+			 * rbp pointed at when the stack was taken, the kernel's
+			 * frame-pointer walk went on from exactly here. */
+			if (ru->cfa_reg == REG_RBP && bp_from_regs &&
+			    ru->cfa_off == 16 && ru->ra_off == -8) {
+				*n = k;
+				return 2;
+			}
+			goto cut;
+		}
+		if (ru->bp == BP_SAVED) {
+			if (!read_word(stack, len, regs->sp, cfa + (int64_t)ru->bp_off, &bp, &high))
+				goto cut;
+			bp_from_regs = 0;
+		}
+		if (ru->bp == BP_UNDEFINED)
+			bp_known = bp_from_regs = 0;
+		if (!ra)
+			break; /* libdw stops at a zero return address too */
+		sp = cfa;
+		pc = ra;
+		ips[k] = ra;
+		reach[k++] = high;
+	}
+	*n = k;
+	return 0;
+cut:
+	*n = k;
+	return 1;
+}
