@@ -12,7 +12,10 @@
  * are recorded once, as the outermost call.  The user stack is taken at the
  * uretprobe: there the frame pointer and the instruction pointer are the
  * caller's, so the leaf frame is the call site itself (at the uprobe, a frame
- * pointer walk misses the direct caller).  Frees take no stack.
+ * pointer walk misses the direct caller).  Frees take no stack.  Unless
+ * --call-graph fp, an allocation also carries a copy of the user stack for
+ * DWARF unwinding, as much as user space asked for its stack map id in
+ * copy_needs (nothing where it trusts the frame-pointer walk).
  *
  * Sampling (sample_bytes > 0): byte-interval sampling as in heapprofd: a
  * Poisson process over allocated bytes, intervals drawn from an exponential

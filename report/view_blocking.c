@@ -21,13 +21,14 @@
 #define OFFCPU_WEIGHTS \
 	"SELECT stack_id, duration / 1000 AS weight FROM f_offcpu"
 
-/* Modules whose frames are wrappers, not the program's own code (the
- * SQL goes through printf: %% is a LIKE wildcard). */
+/* Modules whose frames are wrappers, not the program's own code: the C
+ * and C++ runtimes, the loader, the sanitizers' interceptors (the SQL goes
+ * through printf: %% is a LIKE wildcard). */
 #define SYSLIB(m)                                                          \
 	"(" m " LIKE 'libc.so%%' OR " m " LIKE 'libc-%%' OR " m " LIKE "       \
 	"'ld-linux%%' OR " m " LIKE 'ld-musl%%' OR " m " LIKE 'libpthread%%' "   \
 	"OR " m " LIKE 'librt%%' OR " m " LIKE 'libstdc++%%' OR " m " LIKE "    \
-	"'libgcc_s%%' OR " m " LIKE 'libc++%%')"
+	"'libgcc_s%%' OR " m " LIKE 'libc++%%' OR " m " GLOB 'lib[atlu]san.so*')"
 
 /* fn(stack_id, function): the program's own function of each stack of the
  * selected intervals; the first user frame when every one is a wrapper. */

@@ -18,7 +18,8 @@
  * allocation must come out under main;outer;inner;leaf and, for the libc
  * ones, under the function that called libc.
  *
- * Usage: allocchain [ROUNDS] (default 2000).  It pauses 1 ms every 100
+ * Usage: allocchain [ROUNDS] (default 2000).  Prints its own CPU time
+ * (for bench/unwind_alloc.sh).  It pauses 1 ms every 100
  * rounds, as a program that does anything besides allocating would: a
  * burst of allocations from paths not seen before costs the recorder a
  * DWARF walk each (see docs/unwind.md).
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #define LEAF_BYTES 200
@@ -123,11 +125,16 @@ __attribute__((noipa)) void outer(int round, int last)
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 2000;
+	struct rusage ru;
 
 	for (int i = 0; i < rounds; i++) {
 		outer(i, i == rounds - 1);
 		if (i % 100 == 99)
 			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	}
+	getrusage(RUSAGE_SELF, &ru);
+	printf("allocchain: cpu_us %lld\n",
+	       (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+		       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 	return 0;
 }
