@@ -89,7 +89,7 @@ bare=$(col bare 1)
 for tool in auto heaptrack fp; do
 	eval "${tool}_slow=\$(awk -v a=\$(col $tool 1) -v b=$bare 'BEGIN { printf \"%.2f\", a / b }')"
 	eval "${tool}_rcpu=\$(col $tool 2)"
-	eval "${tool}_bpa=\$(awk -v b=\$(col $tool 3) -v n=$allocs 'BEGIN { printf \"%.1f\", b / n }')"
+	eval "${tool}_bpa=\$(awk -v b=\$(col $tool 3) -v n=$allocs 'BEGIN { printf \"%.2f\", b / n }')"
 	eval "${tool}_share=\$(awk -v k=\$(col $tool 4) -v n=$allocs 'BEGIN { printf \"%.1f\", 100 * k / n }')"
 done
 # the "perf" column holds heaptrack here
