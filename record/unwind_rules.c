@@ -14,17 +14,18 @@ enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
 #define NSK_RULES_SLOTS (1u << 16)
 
 enum { RULE_EMPTY, RULE_OTHER, RULE_OK, RULE_OUTERMOST };
-/* How a frame leaves rbp to its caller. */
-enum { BP_SAME, BP_SAVED, BP_UNDEFINED };
+/* Where a frame leaves a register (rbp, the return address) to its
+ * caller: untouched, saved on the stack, or lost. */
+enum { LOC_SAME, LOC_SAVED, LOC_UNDEFINED };
 
 struct rule {
 	uint64_t pc;	 /* the pc looked up (a return address minus 1) */
 	uint8_t kind;	 /* RULE_* */
 	uint8_t cfa_reg; /* REG_RSP or REG_RBP */
-	uint8_t bp;	 /* BP_* */
+	uint8_t bp;	 /* REG_*: how rbp goes to the caller */
 	int32_t cfa_off;
 	int32_t ra_off; /* the return address is at CFA + ra_off */
-	int32_t bp_off; /* BP_SAVED: rbp is at CFA + bp_off */
+	int32_t bp_off; /* LOC_SAVED: rbp is at CFA + bp_off */
 };
 
 struct nsk_unwind_rules {
@@ -55,8 +56,8 @@ void nsk_unwind_rules__free(struct nsk_unwind_rules *r)
 	free(r);
 }
 
-/* Where a register of the caller is: BP_SAME, BP_SAVED (at CFA + *off),
- * BP_UNDEFINED, or -1 for a rule of another shape. */
+/* Where a register of the caller is: LOC_SAME, LOC_SAVED (at CFA + *off),
+ * LOC_UNDEFINED, or -1 for a rule of another shape. */
 static int reg_rule(Dwarf_Frame *f, int regno, int32_t *off)
 {
 	Dwarf_Op mem[3], *ops;
@@ -65,20 +66,20 @@ static int reg_rule(Dwarf_Frame *f, int regno, int32_t *off)
 	if (dwarf_frame_register(f, regno, mem, &ops, &nops))
 		return -1;
 	if (nops == 0)
-		return ops == mem ? BP_UNDEFINED : ops == NULL ? BP_SAME : -1;
+		return ops == mem ? LOC_UNDEFINED : ops == NULL ? LOC_SAME : -1;
 	if (ops[0].atom != DW_OP_call_frame_cfa)
 		return -1;
 	if (nops == 1) {
 		*off = 0;
-		return BP_SAVED;
+		return LOC_SAVED;
 	}
 	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst) {
 		*off = (int32_t)(int64_t)ops[1].number;
-		return BP_SAVED;
+		return LOC_SAVED;
 	}
 	if (nops == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus) {
 		*off = (int32_t)(int64_t)ops[1].number;
-		return BP_SAVED;
+		return LOC_SAVED;
 	}
 	return -1;
 }
@@ -105,11 +106,11 @@ static void learn(Dwfl *dwfl, struct rule *ru)
 	if (dwarf_frame_info(f, &start, &end, &signal) < 0 || signal)
 		goto out;
 	ra = reg_rule(f, REG_RA, &ru->ra_off);
-	if (ra == BP_UNDEFINED) {
+	if (ra == LOC_UNDEFINED) {
 		ru->kind = RULE_OUTERMOST; /* _start, thread entry points */
 		goto out;
 	}
-	if (ra != BP_SAVED || dwarf_frame_cfa(f, &ops, &nops) || nops != 1)
+	if (ra != LOC_SAVED || dwarf_frame_cfa(f, &ops, &nops) || nops != 1)
 		goto out;
 	if (ops[0].atom == DW_OP_bregx) {
 		ru->cfa_reg = (uint8_t)ops[0].number;
@@ -202,12 +203,12 @@ int nsk_unwind_rules__unwind(struct nsk_unwind_rules *r, Dwfl *dwfl,
 			}
 			goto cut;
 		}
-		if (ru->bp == BP_SAVED) {
+		if (ru->bp == LOC_SAVED) {
 			if (!read_word(stack, len, regs->sp, cfa + (int64_t)ru->bp_off, &bp, &high))
 				goto cut;
 			bp_from_regs = 0;
 		}
-		if (ru->bp == BP_UNDEFINED)
+		if (ru->bp == LOC_UNDEFINED)
 			bp_known = bp_from_regs = 0;
 		if (!ra)
 			break; /* libdw stops at a zero return address too */
