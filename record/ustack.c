@@ -7,7 +7,10 @@
  * was compiled with frame pointers (its unit's DW_AT_producer).
  * Otherwise, and always under dwarf, the copy is unwound with DWARF CFI
  * (record/unwind.h); when that fails the frame-pointer walk is kept and the
- * failure counted.
+ * failure counted.  A DWARF walk that ran out of copy is continued by the
+ * frame-pointer walk where that can be trusted (splice), else marked
+ * truncated.  A signal that copies the same stacks again (alloc) also
+ * learns how much copy each needed (nsk_session__stack_learned).
  */
 #include <errno.h>
 
@@ -45,35 +48,35 @@ static int keeps_fp(struct nsk_session *s, struct nsk_map *m, uint64_t addr)
 	return (int)v - 2;
 }
 
-static int fp_walk_holds(struct nsk_session *s, struct nsk_aspace *as,
-			 const uint64_t *ips, uint32_t n)
+/* Whether frame-pointer frames from..n-2 were walked through code that
+ * keeps frame pointers (each frame's successor was read from its record):
+ * known to keep them (strict), or at least not known to keep none. */
+static int fp_frames_hold(struct nsk_session *s, struct nsk_aspace *as,
+			  const uint64_t *ips, uint32_t from, uint32_t n,
+			  int strict)
 {
-	/* One frame: the walk stopped at once, as it does when the leaf keeps
-	 * no frame pointer and rbp holds anything. */
-	if (n < 2 || n >= NSK_MAX_STACK_DEPTH)
-		return 0;
-	for (uint32_t i = 0; i + 1 < n; i++) {
+	for (uint32_t i = from; i + 1 < n; i++) {
 		struct nsk_map *m = nsk_aspace__find(as, ips[i] - (i > 0));
+		int k;
 
-		if (!m || !m->file || keeps_fp(s, m, ips[i] - (i > 0)) != 1)
+		if (!m || !m->file)
+			return 0;
+		k = keeps_fp(s, m, ips[i] - (i > 0));
+		if (strict ? k != 1 : k == 0)
 			return 0;
 	}
 	return 1;
 }
 
-/* Whether frame-pointer frames from..n-2 were walked through code that
- * may keep frame pointers (none known to keep none): the walk after them
- * is taken over what DWARF could not reach. */
-static int fp_suffix_holds(struct nsk_session *s, struct nsk_aspace *as,
-			   const uint64_t *ips, uint32_t from, uint32_t n)
+/* Under auto, the walk that stands on its own: it went past the leaf (one
+ * frame is where it stops when the leaf keeps no frame pointer and rbp
+ * holds anything) and every frame it went through is known to keep them. */
+static int fp_walk_holds(struct nsk_session *s, struct nsk_aspace *as,
+			 const uint64_t *ips, uint32_t n)
 {
-	for (uint32_t i = from; i + 1 < n; i++) {
-		struct nsk_map *m = nsk_aspace__find(as, ips[i] - (i > 0));
-
-		if (!m || !m->file || keeps_fp(s, m, ips[i] - (i > 0)) == 0)
-			return 0;
-	}
-	return 1;
+	if (n < 2 || n >= NSK_MAX_STACK_DEPTH)
+		return 0;
+	return fp_frames_hold(s, as, ips, 0, n, 1);
 }
 
 /* DWARF frames (leaf first) continued by the frame-pointer walk.  They are
@@ -81,12 +84,14 @@ static int fp_suffix_holds(struct nsk_session *s, struct nsk_aspace *as,
  * not known to go wrong from there on: none of the function of dw[i-1],
  * whose frame record held that address, and the functions the walk went
  * through after it is known (from its debug info) to keep no frame
- * pointer.  The deepest such point wins.  Returns the frames
- * now in dw and sets *joined to the DWARF index of the join (or -1: the
- * DWARF frames stand alone and stay marked truncated). */
+ * pointer.  The deepest such point wins.  Returns the frames now in dw
+ * and sets *joined to the DWARF index of the join (or -1: the DWARF frames
+ * stand alone); marks *flags truncated when there is no join or the
+ * frames did not all fit in max. */
 static uint32_t splice(struct nsk_session *s, struct nsk_aspace *as,
 		       uint64_t *dw, uint32_t ndw, uint32_t max,
-		       const uint64_t *fp, uint32_t nfp, int *joined)
+		       const uint64_t *fp, uint32_t nfp, int *joined,
+		       uint32_t *flags)
 {
 	*joined = -1;
 	for (uint32_t i = ndw; i-- > 1;)
@@ -94,14 +99,17 @@ static uint32_t splice(struct nsk_session *s, struct nsk_aspace *as,
 			uint32_t n = i + 1;
 
 			if (dw[i] != fp[j] ||
-			    !fp_suffix_holds(s, as, dw, i - 1, i) ||
-			    !fp_suffix_holds(s, as, fp, j, nfp))
+			    !fp_frames_hold(s, as, dw, i - 1, i, 0) ||
+			    !fp_frames_hold(s, as, fp, j, nfp, 0))
 				continue;
 			for (j++; j < nfp && n < max; j++)
 				dw[n++] = fp[j];
+			if (j < nfp)
+				*flags |= NSK_STACK_TRUNCATED;
 			*joined = (int)i;
 			return n;
 		}
+	*flags |= NSK_STACK_TRUNCATED;
 	return ndw;
 }
 
@@ -152,11 +160,15 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
 	flags &= ~(uint32_t)(NSK_STACK_USER_ERROR | NSK_STACK_UNWIND_FP);
 	flags |= NSK_STACK_UNWIND_DWARF;
 	need = copy_for(reach[n - 1]);
-	if (rc == 2 && nu >= 2 && fp_suffix_holds(s, as, uips, 1, nu)) {
+	if (rc == 2 && nu >= 2 && fp_frames_hold(s, as, uips, 1, nu, 0)) {
 		/* the copy ended in the frame whose record rbp pointed at:
 		 * the frame-pointer walk goes on from exactly there */
-		for (uint32_t j = 1; j < nu && n < NSK_MAX_STACK_DEPTH; j++)
-			ips[n++] = uips[j];
+		uint32_t j = 1;
+
+		while (j < nu && n < NSK_MAX_STACK_DEPTH)
+			ips[n++] = uips[j++];
+		if (j < nu)
+			flags |= NSK_STACK_TRUNCATED;
 		flags |= NSK_STACK_UNWIND_FP;
 	} else if (rc >= 1) {
 		/* the copy ended: where the frame-pointer walk went further
@@ -164,9 +176,9 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
 		 * rest */
 		int joined;
 
-		n = splice(s, as, ips, n, NSK_MAX_STACK_DEPTH, uips, nu, &joined);
+		n = splice(s, as, ips, n, NSK_MAX_STACK_DEPTH, uips, nu, &joined,
+			   &flags);
 		if (joined < 0) {
-			flags |= NSK_STACK_TRUNCATED;
 			need = NSK_USTACK_MAX; /* all a copy can hold */
 		} else {
 			need = copy_for(reach[joined]);
