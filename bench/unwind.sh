@@ -11,6 +11,8 @@
 #   complete stacks    of the samples in leaf or memset, the share whose
 #                      stack has main;outer;inner;leaf
 #   nusku auto         the same rows for --call-graph auto (the default)
+#   ns per walk        bench/unwind_speed: one unwind of a 22-frame copy with
+#                      the cached CFI rules, against libdw (the perf column)
 #
 #   bench/unwind.sh [BUILDDIR]       Environment: RUNS (3), HZ (999), ROUNDS (400)
 set -eu
@@ -107,3 +109,9 @@ row unwind "complete stacks % (dwarf)" "$dwarf_share" "$perf_share" "$(ratio "$d
 row unwind "workload CPU, recorded/bare (auto)" "${auto_slow}x" "${perf_slow}x" "$(ratio "$auto_slow" "$perf_slow")" ""
 row unwind "bytes per sample (auto)" "$auto_bps" "$perf_bps" "$(ratio "$auto_bps" "$perf_bps")" ""
 row unwind "complete stacks % (auto)" "$auto_share" "$perf_share" "$(ratio "$auto_share" "$perf_share")" ""
+if [ -x "$B/bench/unwind_speed" ]; then
+	set -- $("$B/bench/unwind_speed" | sed -n 's/.* libdw \([0-9]*\) ns.* rules \([0-9]*\) ns.*/\2 \1/p')
+	if [ $# = 2 ]; then
+		row unwind "ns per 22-frame unwind (rules vs libdw)" "$1" "$2" "$(ratio "$1" "$2")" ""
+	fi
+fi
