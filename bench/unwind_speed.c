@@ -14,12 +14,8 @@
 #include "record/maps.h"
 #include "record/symbols.h"
 #include "record/unwind.h"
+#include "tests/unit/stack_capture.h"
 
-#define COPY 8192
-
-static uint8_t stack_copy[COPY];
-static struct nsk_user_regs regs;
-static size_t copied;
 static volatile int sink;
 
 static double cpu_now(void)
@@ -30,33 +26,12 @@ static double cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Registers and up to COPY bytes above sp, as the BPF side takes them;
- * the stack's mapping ends where /proc/self/maps says. */
-static __attribute__((noipa)) void capture(void)
-{
-	uint64_t ip, sp, bp, lo, hi, end = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-
-	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-			 : "=r"(ip), "=r"(sp), "=r"(bp));
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && sp >= lo && sp < hi)
-			end = hi;
-	if (f)
-		fclose(f);
-	copied = end - sp < COPY ? end - sp : COPY;
-	for (size_t i = 0; i < copied; i++)
-		stack_copy[i] = ((const volatile uint8_t *)sp)[i];
-	regs = (struct nsk_user_regs){ ip, sp, bp };
-}
-
 static __attribute__((noipa)) void descend(int depth)
 {
 	if (depth)
 		descend(depth - 1);
 	else
-		capture();
+		stack_capture();
 	sink++;
 }
 
@@ -68,12 +43,13 @@ static double run(struct nsk_unwinder *u, struct nsk_aspace *as, int libdw,
 	double t;
 
 	nsk_unwinder__libdw_only(u, libdw);
-	nsk_unwinder__unwind(u, as, &regs, stack_copy, copied, ips, NULL, 128,
-			     frames); /* builds the Dwfl, learns the rules */
+	/* the first builds the Dwfl and learns the rules */
+	nsk_unwinder__unwind(u, as, &captured.regs, captured.bytes, captured.len,
+			     ips, NULL, 128, frames);
 	t = cpu_now();
 	for (long i = 0; i < walks; i++)
-		nsk_unwinder__unwind(u, as, &regs, stack_copy, copied, ips, NULL,
-				     128, frames);
+		nsk_unwinder__unwind(u, as, &captured.regs, captured.bytes,
+				     captured.len, ips, NULL, 128, frames);
 	return (cpu_now() - t) / (double)walks * 1e9;
 }
 

@@ -45,6 +45,7 @@ struct stack_slot {
 	uint32_t need; /* copy size last given to the kernel, or
 			* NSK_USTACK_UNKNOWN */
 	uint32_t n;    /* frames in ips */
+	uint64_t told; /* when the kernel was told need (monotonic ns) */
 	uint64_t *ips; /* the walk, kept while copies come (a map lookup is a
 			* system call per record otherwise), or NULL */
 };
@@ -148,11 +149,13 @@ static struct stack_slot *slot_of(struct alloc_state *st, uint64_t key)
 }
 
 /* Tells the kernel how much stack to copy for this (pid, id) from now on:
- * never less than before (the same walk stands for several true paths),
- * and again when copies keep coming that it was told are not needed (the
- * LRU map forgot). */
+ * never less than before (the same walk stands for several true paths).
+ * A record with a larger copy than it was told, taken after it was told,
+ * means the LRU map forgot: tell it again (records still in flight from
+ * before cost nothing). */
 static void learn_need(struct alloc_state *st, struct stack_slot *slot,
-		       uint32_t pid, int32_t sid, uint32_t need, uint32_t got)
+		       uint32_t pid, int32_t sid, uint32_t need, uint32_t got,
+		       uint64_t time)
 {
 	uint64_t key = (uint64_t)pid << 32 | (uint32_t)sid;
 
@@ -160,10 +163,12 @@ static void learn_need(struct alloc_state *st, struct stack_slot *slot,
 		return;
 	if (slot->need != NSK_USTACK_UNKNOWN && slot->need > need)
 		need = slot->need;
-	if (need == slot->need && got <= need)
+	if (need == slot->need && (got <= need || time < slot->told))
 		return;
-	if (!bpf_map_update_elem(st->needs_fd, &key, &need, BPF_ANY))
+	if (!bpf_map_update_elem(st->needs_fd, &key, &need, BPF_ANY)) {
 		slot->need = need;
+		slot->told = nsk_session__now();
+	}
 }
 
 /* The session stack id of map stack id sid in process pid; 0 if none.
@@ -178,8 +183,13 @@ static uint64_t stack_of(struct alloc_state *st, uint32_t pid, uint64_t time,
 
 	if (sid < 0 || !(slot = slot_of(st, key)))
 		return 0;
-	if (slot->id && !copy)
+	if (slot->id && (!copy || slot->need == 0)) {
+		/* a copy of a stack whose walk holds: still in flight from
+		 * before the kernel was told, or the LRU map forgot */
+		if (copy)
+			learn_need(st, slot, pid, sid, 0, copy->len, time);
 		return slot->id;
+	}
 	if (slot->ips) {
 		n = slot->n;
 		memcpy(ips, slot->ips, n * sizeof(*ips));
@@ -200,7 +210,7 @@ static uint64_t stack_of(struct alloc_state *st, uint32_t pid, uint64_t time,
 		slot->id = id; /* the walk holds: the same for every record */
 	else if (!slot->ips && (slot->ips = malloc(n * sizeof(*ips) + 1)))
 		memcpy(slot->ips, ips, (slot->n = n) * sizeof(*ips));
-	learn_need(st, slot, pid, sid, need, copy->len);
+	learn_need(st, slot, pid, sid, need, copy->len, time);
 	return id;
 }
 

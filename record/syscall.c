@@ -195,7 +195,7 @@ static int on_path(struct sc_state *st, const struct nsk_ev_syscall_path *e,
 
 	if (!copy->len || sizeof(*e) + copy->len > len)
 		copy = NULL;
-	if (e->stack.n >= NSK_MAX_STACK_DEPTH)
+	if (e->stack.n >= NSK_MAX_STACK_DEPTH || n > NSK_MAX_STACK_DEPTH)
 		flags |= NSK_STACK_TRUNCATED;
 	if (n > NSK_MAX_STACK_DEPTH)
 		n = NSK_MAX_STACK_DEPTH;

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 
 #include "record/maps.h"
@@ -22,7 +21,7 @@
 #include "record/unwind_rules.h"
 
 /* x86-64 DWARF register numbers (System V psABI, figure 3.36). */
-enum { DW_X86_64_RBP = 6, DW_X86_64_RSP = 7 };
+enum { DW_X86_64_RBP = 6 };
 
 /* Address spaces whose Dwfl is kept; more are rebuilt on demand. */
 #define NSK_UNWIND_CACHE 32

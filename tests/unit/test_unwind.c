@@ -11,53 +11,16 @@
 #include "record/maps.h"
 #include "record/symbols.h"
 #include "record/unwind.h"
+#include "tests/unit/stack_capture.h"
 
-#define COPY 8192
-
-static uint8_t stack_copy[COPY];
-static struct nsk_user_regs regs;
-static size_t copied;
 static volatile int sink;
-
-/* End of the mapping that holds addr, from /proc/self/maps. */
-static uint64_t mapping_end(uint64_t addr)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	unsigned long lo, hi;
-	char line[512];
-	uint64_t end = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && addr >= lo && addr < hi)
-			end = hi;
-	if (f)
-		fclose(f);
-	return end;
-}
-
-/* Copies the registers and COPY bytes above the stack pointer, as the BPF
- * program does at a sample.  The copy reads other frames' redzones, so
- * AddressSanitizer must not watch it (and memcpy would be intercepted). */
-static __attribute__((noipa, no_sanitize("address"))) void capture(void)
-{
-	uint64_t ip, sp, bp, end;
-
-	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-			 : "=r"(ip), "=r"(sp), "=r"(bp));
-	end = mapping_end(sp);
-	copied = end - sp < COPY ? end - sp : COPY;
-	for (size_t i = 0; i < copied; i++)
-		stack_copy[i] = ((const volatile uint8_t *)sp)[i];
-	regs = (struct nsk_user_regs){ ip, sp, bp };
-	sink++;
-}
 
 static __attribute__((noipa)) void leaf(int n)
 {
 	volatile char pad[64 + n];
 
 	pad[0] = 1;
-	capture();
+	stack_capture();
 	sink += pad[0];
 }
 
@@ -103,7 +66,7 @@ START_TEST(unwinds_without_frame_pointers)
 		.find_elf = dwfl_linux_proc_find_elf,
 		.find_debuginfo = dwfl_standard_find_debuginfo,
 	};
-	const char *want[] = { "capture", "leaf", "inner", "outer" };
+	const char *want[] = { "stack_capture", "leaf", "inner", "outer" };
 	struct nsk_unwinder *u;
 	uint64_t ips[64];
 	uint32_t reach[64], n, n2;
@@ -114,7 +77,8 @@ START_TEST(unwinds_without_frame_pointers)
 	outer(1);
 	ck_assert_int_eq(nsk_unwinder__new(&u), 0);
 	nsk_unwinder__libdw_only(u, 1);
-	rc = nsk_unwinder__unwind(u, self_as, &regs, stack_copy, copied, ips,
+	rc = nsk_unwinder__unwind(u, self_as, &captured.regs, captured.bytes,
+				  captured.len, ips,
 				  reach, 64, &n);
 	ck_assert_int_ge(rc, 0);
 	ck_assert_uint_ge(n, 5);
@@ -122,16 +86,18 @@ START_TEST(unwinds_without_frame_pointers)
 	 * end, for the whole copy and for copies cut at every frame. */
 	nsk_unwinder__libdw_only(u, 0);
 	for (uint32_t cut = 0; cut <= n; cut++) {
-		size_t len = cut < n ? reach[cut] : copied;
+		size_t len = cut < n ? reach[cut] : captured.len;
 		uint64_t a[64], b[64];
 		uint32_t ra[64], rb[64], na, nb;
 		int rca, rcb;
 
 		nsk_unwinder__libdw_only(u, 1);
-		rca = nsk_unwinder__unwind(u, self_as, &regs, stack_copy, len, a,
+		rca = nsk_unwinder__unwind(u, self_as, &captured.regs,
+					   captured.bytes, len, a,
 					   ra, 64, &na);
 		nsk_unwinder__libdw_only(u, 0);
-		rcb = nsk_unwinder__unwind(u, self_as, &regs, stack_copy, len, b,
+		rcb = nsk_unwinder__unwind(u, self_as, &captured.regs,
+					   captured.bytes, len, b,
 					   rb, 64, &nb);
 		/* 2: the same cut, with the frame-pointer walk's place */
 		ck_assert_int_eq(rcb == 2 ? 1 : rcb, rca);
@@ -145,13 +111,13 @@ START_TEST(unwinds_without_frame_pointers)
 	ck_assert_uint_eq(reach[0], 0);
 	for (uint32_t i = 1; i < n; i++) {
 		ck_assert_uint_ge(reach[i], reach[i - 1]);
-		ck_assert_uint_le(reach[i], copied);
+		ck_assert_uint_le(reach[i], captured.len);
 	}
 	ck_assert_uint_gt(reach[3], 0);
 	{
 		uint64_t ips2[64];
 
-		rc = nsk_unwinder__unwind(u, self_as, &regs, stack_copy,
+		rc = nsk_unwinder__unwind(u, self_as, &captured.regs, captured.bytes,
 					  reach[3], ips2, NULL, 64, &n2);
 		ck_assert_int_eq(rc, 1);
 		ck_assert_uint_ge(n2, 4);
@@ -162,7 +128,7 @@ START_TEST(unwinds_without_frame_pointers)
 	dwfl_report_begin(dwfl);
 	ck_assert_int_eq(dwfl_linux_proc_report(dwfl, getpid()), 0);
 	dwfl_report_end(dwfl, NULL, NULL);
-	/* ips[0] is where capture was; the rest are return addresses, so
+	/* ips[0] is where stack_capture was; the rest are return addresses, so
 	 * look up the call instruction just before each. */
 	for (int i = 0; i < 4; i++)
 		ck_assert_str_eq(name_of(dwfl, ips[i] - (i > 0)), want[i]);
@@ -184,9 +150,10 @@ START_TEST(short_copy_is_truncated_not_invented)
 
 	outer(1);
 	ck_assert_int_eq(nsk_unwinder__new(&u), 0);
-	/* Only the first bytes of capture's own frame: the walk must stop
+	/* Only the first bytes of stack_capture's own frame: the walk must stop
 	 * early and say so. */
-	rc = nsk_unwinder__unwind(u, self_as, &regs, stack_copy, 16, ips, NULL, 64,
+	rc = nsk_unwinder__unwind(u, self_as, &captured.regs, captured.bytes,
+				  16, ips, NULL, 64,
 				  &n);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_uint_ge(n, 1);
@@ -208,8 +175,9 @@ START_TEST(empty_address_space_fails_cleanly)
 	/* pid_max is at most 2^22: this pid cannot exist, its maps are
 	 * empty, as for a process that exited before it was read. */
 	ck_assert_int_eq(nsk_aspace__read(1u << 23, 0, syms, &gone), 0);
-	ck_assert_int_lt(nsk_unwinder__unwind(u, gone, &regs, stack_copy,
-					      copied, ips, NULL, 8, &n), 0);
+	ck_assert_int_lt(nsk_unwinder__unwind(u, gone, &captured.regs,
+					      captured.bytes,
+					      captured.len, ips, NULL, 8, &n), 0);
 	ck_assert_uint_eq(n, 0);
 	nsk_aspace__put(gone);
 	nsk_unwinder__free(u);
