@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The allocation signal, kernel half.
  *
- * uprobes on the allocator family (attached by record/alloc_attach.c to the
- * object that defines malloc, with pid -1 so children are covered, and
- * filtered here by the shared target map) and raw_tp sys_enter/sys_exit for
- * anonymous mmap, munmap and brk.
+ * Two ways in.  Launched programs load the sampler (preload/sampler.c),
+ * which samples in the process and calls its probe points only for what it
+ * sampled: sampler_alloc and sampler_free below, attached to the library.
+ * Elsewhere (attach mode, and processes the sampler cannot reach) uprobes
+ * on the allocator family, attached by record/alloc_attach.c to the object
+ * that defines malloc in each target process, confined to it by the
+ * kernel's pid filter.  Both are also filtered here by the shared target
+ * map.  raw_tp sys_enter/sys_exit give anonymous mmap, munmap and brk.
  *
  * Per thread (task storage, freed with the task) we keep the arguments of the
  * outermost allocator call in progress and a nesting depth: calloc or realloc
@@ -331,9 +335,16 @@ static __always_inline void fill_alloc(struct nsk_ev_alloc *e, __u32 tgid,
 /* Sends the allocation with a copy of the user stack, as much as user space
  * asked for this stack.  Returns 0 when sent, 1 when the plain record
  * should go instead (no copy wanted, or none could be sent). */
+/* Where a copy starts: the program's registers at the allocator's return
+ * (or as the sampler's probe reconstructs them). */
+struct at_regs {
+	__u64 ip, sp, bp;
+};
+
 static __always_inline int emit_copied(__u32 tgid, __u64 addr, __u64 size,
 				       __u64 old, __u64 weight, __u32 fn,
-				       __s32 sid)
+				       __s32 sid, const struct at_regs *at,
+				       __u32 type)
 {
 	__u64 key = (__u64)tgid << 32 | (__u32)sid;
 	__u32 *need = bpf_map_lookup_elem(&copy_needs, &key);
@@ -358,7 +369,12 @@ static __always_inline int emit_copied(__u32 tgid, __u64 addr, __u64 size,
 		goto lost;
 	}
 	fill_alloc(&c->a, tgid, addr, size, old, weight, fn, sid);
-	len = sizeof(c->a) + sizeof(c->u) + nsk_copy_ustack(&c->u, c->bytes, want);
+	c->a.hdr.type = type;
+	if (at)
+		len = nsk_copy_ustack_at(&c->u, c->bytes, want, at->ip, at->sp, at->bp);
+	else
+		len = nsk_copy_ustack(&c->u, c->bytes, want);
+	len += sizeof(c->a) + sizeof(c->u);
 	if (len > sizeof(*c) - 8)
 		len = sizeof(*c) - 8;
 	c->a.hdr.size = len;
@@ -372,10 +388,12 @@ lost:
 }
 
 /* copy: may carry a stack copy (at the allocator's return, where the
- * registers are the caller's). */
-static __always_inline int emit_alloc(void *ctx, __u32 tgid, __u64 addr,
-				      __u64 size, __u64 old, __u64 weight,
-				      __u32 fn, int copy)
+ * registers are the caller's; or from the registers at).  type:
+ * NSK_EV_ALLOC, or NSK_EV_ALLOC_SAMPLED with old = the call site. */
+static __always_inline int emit_alloc_as(void *ctx, __u32 tgid, __u64 addr,
+					 __u64 size, __u64 old, __u64 weight,
+					 __u32 fn, int copy,
+					 const struct at_regs *at, __u32 type)
 {
 	__s32 sid = bpf_get_stackid(ctx, &alloc_stacks, BPF_F_USER_STACK);
 	struct nsk_ev_alloc *e;
@@ -383,7 +401,7 @@ static __always_inline int emit_alloc(void *ctx, __u32 tgid, __u64 addr,
 	if (sid < 0)
 		count_lost(NSK_ALLOC_LOST_STACK);
 	else if (copy && ustack_bytes &&
-		 !emit_copied(tgid, addr, size, old, weight, fn, sid))
+		 !emit_copied(tgid, addr, size, old, weight, fn, sid, at, type))
 		return 0;
 	e = bpf_ringbuf_reserve(&alloc_events, sizeof(*e), 0);
 	if (!e) {
@@ -391,8 +409,17 @@ static __always_inline int emit_alloc(void *ctx, __u32 tgid, __u64 addr,
 		return 0;
 	}
 	fill_alloc(e, tgid, addr, size, old, weight, fn, sid);
+	e->hdr.type = type;
 	bpf_ringbuf_submit(e, wake_flags(sizeof(*e), sizeof(*e)));
 	return 0;
+}
+
+static __always_inline int emit_alloc(void *ctx, __u32 tgid, __u64 addr,
+				      __u64 size, __u64 old, __u64 weight,
+				      __u32 fn, int copy)
+{
+	return emit_alloc_as(ctx, tgid, addr, size, old, weight, fn, copy, NULL,
+			     NSK_EV_ALLOC);
 }
 
 SEC("uretprobe")
@@ -457,6 +484,57 @@ int BPF_KPROBE(free_enter, __u64 ptr)
 	if (st && st->depth > 0)
 		return 0;
 	return release(tgid, ptr, FN_FREE);
+}
+
+/* ---- the preloaded sampler's probe points (nusku/events/sampler.h) ------- */
+
+#if defined(__TARGET_ARCH_x86)
+#define PARM6(ctx) (((struct pt_regs *)(ctx))->r9)
+#elif defined(__TARGET_ARCH_arm64)
+#define PARM6(ctx) (((struct pt_regs *)(ctx))->regs[5])
+#endif
+
+/* A sampled allocation.  The probe sits in the library, two calls below the
+ * program; frame is the interposed function's frame, so the program's state
+ * at the call is known exactly: the return address at frame + 8 is the call
+ * site (the leaf, as at a uretprobe), the stack pointer after the return
+ * frame + 16, the caller's frame pointer at frame.  The stack copy starts
+ * there; the frame-pointer walk from the probe passes through the library's
+ * frames first, which user space cuts at the call site. */
+SEC("uprobe")
+int BPF_KPROBE(sampler_alloc, __u64 addr, __u64 size, __u64 weight, __u64 fn,
+	       __u64 frame)
+{
+	__u32 tgid = nsk_cur_tgid(), zero = NSK_ALLOC_LOST_SAMPLED;
+	__u64 dropped = PARM6(ctx), link[2] = { 0, 0 };
+	struct at_regs at;
+
+	if (!nsk_is_target(tgid))
+		return 0;
+	if (dropped) {
+		__u64 *v = bpf_map_lookup_elem(&lost, &zero);
+
+		if (v)
+			*v += dropped;
+	}
+	if (frame && bpf_probe_read_user(link, sizeof(link), (void *)frame))
+		link[1] = 0;
+	at.ip = link[1];
+	at.sp = frame + 16;
+	at.bp = link[0];
+	return emit_alloc_as(ctx, tgid, addr, size, link[1], weight, (__u32)fn,
+			     link[1] != 0, &at, NSK_EV_ALLOC_SAMPLED);
+}
+
+/* A sampled block released (fn FREE or REALLOC): no stack. */
+SEC("uprobe")
+int BPF_KPROBE(sampler_free, __u64 addr, __u64 fn)
+{
+	__u32 tgid = nsk_cur_tgid();
+
+	if (!addr || !nsk_is_target(tgid))
+		return 0;
+	return emit_free(tgid, addr, 0, (__u32)fn);
 }
 
 /* ---- mmap, munmap, brk ----------------------------------------------------- */

@@ -14,17 +14,19 @@
 
 #define NSK_PAGE 4096
 
-/* dst must have NSK_USTACK_ROOM bytes of room. Returns bytes copied. */
-static __always_inline __u32 nsk_copy_ustack(struct nsk_ev_ustack *u,
-					     __u8 *dst, __u32 want)
+/* The copy for a program stopped at ip with stack pointer sp and frame
+ * pointer bp (a state the caller computed: the allocation sampler's probe
+ * stands where the program called the allocator).  dst must have
+ * NSK_USTACK_ROOM bytes of room.  Returns bytes copied. */
+static __always_inline __u32 nsk_copy_ustack_at(struct nsk_ev_ustack *u,
+						__u8 *dst, __u32 want, __u64 ip,
+						__u64 sp, __u64 bp)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__u64 off = 0, chunk;
 
-	u->ip = regs->ip;
-	u->sp = regs->sp;
-	u->bp = regs->bp;
+	u->ip = ip;
+	u->sp = sp;
+	u->bp = bp;
 	u->len = 0;
 	u->pad = 0;
 	if (!u->sp || want > NSK_USTACK_MAX)
@@ -50,6 +52,16 @@ static __always_inline __u32 nsk_copy_ustack(struct nsk_ev_ustack *u,
 	}
 	u->len = off;
 	return off;
+}
+
+/* The copy for the task's saved user registers. */
+static __always_inline __u32 nsk_copy_ustack(struct nsk_ev_ustack *u,
+					     __u8 *dst, __u32 want)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	return nsk_copy_ustack_at(u, dst, want, regs->ip, regs->sp, regs->bp);
 }
 
 #endif

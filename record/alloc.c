@@ -36,7 +36,9 @@
 #include "nusku/events/alloc.h"
 #include "nusku/events/ustack.h"
 #include "nusku/format.h"
+#include "nusku/events/sampler.h"
 #include "record/alloc_attach.h"
+#include "record/alloc_sampler.h"
 #include "record/session.h"
 
 struct stack_slot {
@@ -70,6 +72,15 @@ struct alloc_state {
 	char allocator[4096]; /* last one written as META */
 	unsigned int refused; /* probe points refused, already counted */
 	int err;	      /* first error in the ring-buffer callback */
+	/* the preloaded sampler (launched programs) */
+	int sampler;	      /* in use: processes that load it need no uprobes */
+	char sampler_lib[4096];
+	struct bpf_link *sampler_alloc, *sampler_free;
+	uint32_t root;	      /* the launched child */
+	int root_execd;	      /* its first announcement (before exec) passed */
+	int quiet;
+	char said[8][256];    /* fallbacks told of, by executable */
+	int nsaid;
 };
 
 static const char *const lost_names[NSK_ALLOC_LOST_MAX] = {
@@ -171,10 +182,28 @@ static void learn_need(struct alloc_state *st, struct stack_slot *slot,
 	}
 }
 
+/* The sampler's walk starts in the library: it is cut at the call site,
+ * the return address the probe read at the interposed function's frame.  A
+ * walk that never reaches it (a broken chain) keeps the call site alone. */
+static void cut_at(uint64_t *ips, uint32_t *n, uint64_t site)
+{
+	for (uint32_t i = 0; i < *n; i++) {
+		if (ips[i] == site) {
+			memmove(ips, ips + i, (*n - i) * sizeof(*ips));
+			*n -= i;
+			return;
+		}
+	}
+	ips[0] = site;
+	*n = 1;
+}
+
 /* The session stack id of map stack id sid in process pid; 0 if none.
- * copy: the stack copy the record carried, NULL none. */
+ * copy: the stack copy the record carried, NULL none.  site: where the
+ * walk is cut (the sampler's records), 0 none. */
 static uint64_t stack_of(struct alloc_state *st, uint32_t pid, uint64_t time,
-			 int32_t sid, const struct nsk_ev_ustack *copy)
+			 int32_t sid, const struct nsk_ev_ustack *copy,
+			 uint64_t site)
 {
 	uint64_t key = ((uint64_t)pid << 32) | (uint32_t)sid | (1ULL << 63);
 	uint64_t ips[NSK_MAX_STACK_DEPTH], id;
@@ -199,6 +228,8 @@ static uint64_t stack_of(struct alloc_state *st, uint32_t pid, uint64_t time,
 			return 0;
 		while (n < NSK_MAX_STACK_DEPTH && ips[n])
 			n++;
+		if (site)
+			cut_at(ips, &n, site);
 	}
 	flags = NSK_STACK_UNWIND_FP | (n == NSK_MAX_STACK_DEPTH ? NSK_STACK_TRUNCATED : 0);
 	if (!copy) /* not copied: trusted, or the copy could not be sent */
@@ -255,6 +286,8 @@ static int emit_free(struct alloc_state *st, uint64_t time, uint32_t pid,
 	return nsk_session__emit(st->s, &r);
 }
 
+static int from_allocator(struct alloc_state *st, const struct nsk_ev_alloc *e);
+
 /* The program moved its break: growth is an allocation of the new bytes,
  * shrinking releases the top range.  Moves by malloc only update the break. */
 static int on_brk(struct alloc_state *st, const struct nsk_ev_alloc *e,
@@ -267,7 +300,7 @@ static int on_brk(struct alloc_state *st, const struct nsk_ev_alloc *e,
 		return 0;
 	old = b->brk;
 	b->brk = e->addr;
-	if (!e->weight || !old || e->addr == old)
+	if (!e->weight || !old || e->addr == old || from_allocator(st, e))
 		return 0;
 	if (e->addr < old)
 		return emit_free(st, e->time, e->pid, e->tid, e->addr,
@@ -277,6 +310,29 @@ static int on_brk(struct alloc_state *st, const struct nsk_ev_alloc *e,
 	r->alloc.stack_id = syscall_stack_of(st, e->pid, e->time, e->stack_id,
 					     e->old_addr);
 	return nsk_session__emit(st->s, r);
+}
+
+/* Under the sampler no uprobe tells when a thread is inside the
+ * allocator, so an mmap or brk is the allocator's own (already counted in
+ * the block it serves) when its caller, the return address at the user
+ * stack pointer, is in libc or a known allocator library. */
+static int from_allocator(struct alloc_state *st, const struct nsk_ev_alloc *e)
+{
+	static const char *const allocators[] = {
+		"libc.so", "libc-", "ld-linux", "libjemalloc", "libtcmalloc", "libmimalloc",
+		NSK_SAMPLER_LIB,
+	};
+	const char *path, *base;
+
+	if (!st->sampler || !e->old_addr)
+		return 0;
+	path = nsk_session__module_of(st->s, e->pid, e->time, e->old_addr);
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < sizeof(allocators) / sizeof(allocators[0]); i++)
+		if (!strncmp(base, allocators[i], strlen(allocators[i])))
+			return 1;
+	return 0;
 }
 
 static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e,
@@ -292,6 +348,8 @@ static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e,
 	if (e->fn == NSK_ALLOC_BRK)
 		return on_brk(st, e, &r);
 	if (e->fn == NSK_ALLOC_MMAP) {
+		if (from_allocator(st, e))
+			return 0;
 		r.alloc.addr = e->addr;
 		r.alloc.size = e->size;
 		r.alloc.weight = e->weight;
@@ -299,16 +357,23 @@ static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e,
 						    e->old_addr);
 		return nsk_session__emit(st->s, &r);
 	}
-	if (e->old_addr) {
-		err = emit_free(st, e->time, e->pid, e->tid, e->old_addr, 0,
-				NSK_ALLOC_REALLOC);
-		if (err)
-			return err;
+	if (e->hdr.type == NSK_EV_ALLOC_SAMPLED) {
+		/* old_addr is the call site; the sampler sent any free
+		 * of a realloc's old block on its own */
+		r.alloc.stack_id = stack_of(st, e->pid, e->time, e->stack_id, copy,
+					    e->old_addr);
+	} else {
+		if (e->old_addr) {
+			err = emit_free(st, e->time, e->pid, e->tid, e->old_addr, 0,
+					NSK_ALLOC_REALLOC);
+			if (err)
+				return err;
+		}
+		r.alloc.stack_id = stack_of(st, e->pid, e->time, e->stack_id, copy, 0);
 	}
 	r.alloc.addr = e->addr;
 	r.alloc.size = e->size;
 	r.alloc.weight = e->weight;
-	r.alloc.stack_id = stack_of(st, e->pid, e->time, e->stack_id, copy);
 	return nsk_session__emit(st->s, &r);
 }
 
@@ -320,7 +385,8 @@ static int on_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*h))
 		return 0;
-	if (h->type == NSK_EV_ALLOC && len >= sizeof(struct nsk_ev_alloc)) {
+	if ((h->type == NSK_EV_ALLOC || h->type == NSK_EV_ALLOC_SAMPLED) &&
+	    len >= sizeof(struct nsk_ev_alloc)) {
 		const struct nsk_ev_ustack *copy = NULL;
 		size_t fixed = sizeof(struct nsk_ev_alloc) + sizeof(*copy);
 
@@ -422,12 +488,81 @@ static int resolve_program(const char *arg, char *out, size_t outlen)
 	return -ENOENT;
 }
 
+/* Tells once per executable that a process falls back to uprobes. */
+static void say_fallback(struct alloc_state *st, uint32_t pid, const char *why)
+{
+	char exe[256], link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	for (int i = 0; i < st->nsaid; i++)
+		if (!strcmp(st->said[i], exe))
+			return;
+	if (st->nsaid < (int)(sizeof(st->said) / sizeof(st->said[0])))
+		snprintf(st->said[st->nsaid++], sizeof(st->said[0]), "%s", exe);
+	if (!st->quiet)
+		fprintf(stderr, "nusku: alloc: %s (pid %u) cannot use the sampler (%s): "
+			"uprobes on its allocator, a trap per call\n",
+			*exe ? exe : "a process", pid, why);
+}
+
+/* Launched programs get the sampler when it is there and the program can
+ * load it: its probe points are attached to the library (only processes
+ * that load it can meet them) and the program's environment preloads it.
+ * 1 when it is used, 0 when the program needs uprobes (said why). */
+static int sampler_start(struct alloc_state *st, const char *program,
+			 uint64_t sample_bytes)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	char why[256], rate[32], *preload;
+	const char *old = getenv("LD_PRELOAD");
+	int ok, err;
+
+	ok = nsk_alloc_sampler__find(st->sampler_lib, sizeof(st->sampler_lib), why,
+				     sizeof(why));
+	if (!ok)
+		ok = nsk_alloc_sampler__program_ok(program, why, sizeof(why));
+	else
+		ok = 0;
+	if (ok <= 0) {
+		if (!st->quiet)
+			fprintf(stderr, "nusku: alloc: %s cannot use the sampler (%s): "
+				"uprobes on its allocator, a trap per call\n",
+				program, *why ? why : strerror(-ok));
+		return 0;
+	}
+	uo.func_name = NSK_SAMPLER_ALLOC_SYM;
+	st->sampler_alloc = bpf_program__attach_uprobe_opts(st->skel->progs.sampler_alloc, -1,
+							    st->sampler_lib, 0, &uo);
+	uo.func_name = NSK_SAMPLER_FREE_SYM;
+	st->sampler_free = st->sampler_alloc ?
+		bpf_program__attach_uprobe_opts(st->skel->progs.sampler_free, -1,
+						st->sampler_lib, 0, &uo) : NULL;
+	if (!st->sampler_free)
+		return -errno;
+	/* first, so that RTLD_NEXT finds a preloaded allocator after it */
+	if (asprintf(&preload, "%s%s%s", st->sampler_lib, old && *old ? ":" : "",
+		     old ? old : "") < 0)
+		return -ENOMEM;
+	err = nsk_session__launch_env(st->s, "LD_PRELOAD", preload);
+	free(preload);
+	snprintf(rate, sizeof(rate), "%llu",
+		 (unsigned long long)(sample_bytes ? sample_bytes : 1));
+	if (!err)
+		err = nsk_session__launch_env(st->s, NSK_SAMPLER_ENV_RATE, rate);
+	return err ? err : 1;
+}
+
 static void alloc_stop(void *state)
 {
 	struct alloc_state *st = state;
 
 	if (!st)
 		return;
+	bpf_link__destroy(st->sampler_alloc);
+	bpf_link__destroy(st->sampler_free);
 	nsk_alloc_attach__free(st->attach);
 	bpf_link__destroy(st->sys_enter);
 	bpf_link__destroy(st->sys_exit);
@@ -450,6 +585,7 @@ static int alloc_start(struct nsk_session *s, void **state)
 	if (!st)
 		return -ENOMEM;
 	st->s = s;
+	st->quiet = o->quiet;
 	st->skel = alloc_bpf__open();
 	if (!st->skel) {
 		err = -errno;
@@ -493,13 +629,31 @@ static int alloc_start(struct nsk_session *s, void **state)
 				       on_event, st);
 	if (err)
 		goto cleanup;
-	/* A launched program is probed before it execs, from its ELF file,
+	/* A launched program uses the sampler when it can; otherwise it is
+	 * probed before it execs, from its ELF file (or its #! interpreter's),
 	 * so its first allocation is seen; on_process adds what it maps. */
-	if (o->pid > 0)
+	st->root = (uint32_t)nsk_session__target_pid(s);
+	if (o->pid > 0) {
+		if (!o->quiet)
+			fprintf(stderr, "nusku: alloc: attached to a running process, the "
+				"allocator is probed with uprobes: about 2 us per malloc and "
+				"free, sampled or not\n");
 		err = nsk_alloc_attach__process(st->attach, (uint32_t)o->pid);
-	else if (o->argv && o->argv[0] && !resolve_program(o->argv[0], path, sizeof(path)))
-		err = nsk_alloc_attach__program(st->attach, path);
+	} else if (o->argv && o->argv[0] && !resolve_program(o->argv[0], path, sizeof(path))) {
+		char elf[4096];
+
+		err = o->alloc_uprobes ? 0 : sampler_start(st, path, o->alloc_sample_bytes);
+		if (err > 0) {
+			st->sampler = 1;
+			err = 0;
+		} else if (!err && !nsk_alloc_sampler__resolve(path, elf, sizeof(elf))) {
+			err = nsk_alloc_attach__program(st->attach, elf, st->root);
+		}
+	}
 	if (err < 0)
+		goto cleanup;
+	err = write_meta(st, "alloc.mode", st->sampler ? "sampler" : "uprobes");
+	if (err)
 		goto cleanup;
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->alloc_sample_bytes);
 	err = write_meta(st, "alloc.sample_bytes", buf);
@@ -532,6 +686,21 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 	for (size_t i = 0; i < st->nbrks; i++)
 		if (st->brks[i].pid == pid)
 			st->brks[i].brk = 0;
+	if (pid == st->root && !st->root_execd && !nsk_session__opts(s)->pid) {
+		/* announced before its exec: still a copy of the recorder */
+		st->root_execd = 1;
+		return 0;
+	}
+	if (st->sampler) {
+		char why[256];
+		int ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, why, sizeof(why));
+
+		if (ok == -ENOENT || ok == -ESRCH)
+			return 0; /* already gone */
+		if (ok > 0)
+			return 0; /* the sampler covers it */
+		say_fallback(st, pid, ok < 0 ? strerror(-ok) : why);
+	}
 	err = nsk_alloc_attach__process(st->attach, pid);
 	if (err == -ENOENT || err == -ESRCH)
 		return 0; /* already gone */

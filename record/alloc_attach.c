@@ -68,6 +68,7 @@ static const struct probe_fn new_fns[] = {
 #define N_NEW_FNS (sizeof(new_fns) / sizeof(new_fns[0]))
 
 struct object {
+	uint32_t pid; /* the process the probes are confined to */
 	dev_t dev;
 	ino_t ino;
 	unsigned int bits;    /* NSK_ASYM_* probed in it */
@@ -283,12 +284,14 @@ int nsk_alloc_attach__defines(const char *path)
 }
 
 /* The record of a file, added on first sight; NULL when out of memory. */
-static struct object *object_get(struct nsk_alloc_attach *a, const struct stat *st)
+static struct object *object_get(struct nsk_alloc_attach *a, uint32_t pid,
+				 const struct stat *st)
 {
 	struct object *grown;
 
 	for (size_t i = 0; i < a->nobjs; i++)
-		if (a->objs[i].dev == st->st_dev && a->objs[i].ino == st->st_ino)
+		if (a->objs[i].pid == pid && a->objs[i].dev == st->st_dev &&
+		    a->objs[i].ino == st->st_ino)
 			return &a->objs[i];
 	if (a->nobjs == a->capobjs) {
 		size_t cap = a->capobjs ? 2 * a->capobjs : 16;
@@ -300,6 +303,7 @@ static struct object *object_get(struct nsk_alloc_attach *a, const struct stat *
 		a->capobjs = cap;
 	}
 	grown = &a->objs[a->nobjs++];
+	grown->pid = pid;
 	grown->dev = st->st_dev;
 	grown->ino = st->st_ino;
 	grown->bits = 0;
@@ -469,7 +473,7 @@ struct nsk_link_create_uprobe_multi {
 	uint8_t rest[64]; /* the rest of union bpf_attr, zero */
 };
 
-static int multi_link(struct bpf_program *prog, const char *path,
+static int multi_link(struct bpf_program *prog, const char *path, uint32_t pid,
 		      const uint64_t *offs, const uint64_t *cookies,
 		      uint32_t cnt, int ret)
 {
@@ -484,6 +488,7 @@ static int multi_link(struct bpf_program *prog, const char *path,
 	attr.cookies = (uint64_t)(uintptr_t)cookies;
 	attr.cnt = cnt;
 	attr.multi_flags = ret ? NSK_BPF_F_UPROBE_MULTI_RETURN : 0;
+	attr.pid = pid;
 	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
 }
@@ -524,13 +529,13 @@ cleanup:
 }
 
 static int attach_one(struct nsk_alloc_attach *a, struct bpf_program *prog,
-		      const char *path, const struct probe_fn *fn, uint64_t off,
-		      int ret)
+		      const char *path, uint32_t pid, const struct probe_fn *fn,
+		      uint64_t off, int ret)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ret, .bpf_cookie = fn->cookie);
 	struct bpf_link *l;
 
-	l = bpf_program__attach_uprobe_opts(prog, -1, path, off, &o);
+	l = bpf_program__attach_uprobe_opts(prog, (pid_t)pid, path, off, &o);
 	if (!l)
 		return -errno;
 	return add_link(a, l, -1, ret);
@@ -540,7 +545,7 @@ static int attach_one(struct nsk_alloc_attach *a, struct bpf_program *prog,
  * uprobe_multi link per kind when the kernel has them (one link is one
  * detach, and a detach costs a grace period), else one perf-event uprobe
  * per function.  Returns how many functions, -ENOENT if none. */
-static int attach_set(struct nsk_alloc_attach *a, const char *path,
+static int attach_set(struct nsk_alloc_attach *a, const char *path, uint32_t pid,
 		      const struct probe_fn *fns, size_t n, int with_free)
 {
 	static const struct probe_fn free_fn = { "free", NSK_ALLOC_FREE };
@@ -576,12 +581,12 @@ static int attach_set(struct nsk_alloc_attach *a, const char *path,
 		/* Probe points the kernel refuses in one link (EINVAL: seen
 		 * while another tool's uprobes sat on the same functions) are
 		 * dropped one by one, so the others still go in. */
-		fd = multi_link(a->progs.exit, path, offs, cookies, cnt, 1);
+		fd = multi_link(a->progs.exit, path, pid, offs, cookies, cnt, 1);
 		if (fd == -EINVAL && cnt > 1) {
 			uint32_t kept = 0;
 
 			for (uint32_t i = 0; i < cnt; i++) {
-				int one = multi_link(a->progs.exit, path, &offs[i],
+				int one = multi_link(a->progs.exit, path, pid, &offs[i],
 						     &cookies[i], 1, 1);
 
 				if (one < 0) {
@@ -595,18 +600,18 @@ static int attach_set(struct nsk_alloc_attach *a, const char *path,
 			cnt = kept;
 			if (!cnt)
 				return -EINVAL;
-			fd = multi_link(a->progs.exit, path, offs, cookies, cnt, 1);
+			fd = multi_link(a->progs.exit, path, pid, offs, cookies, cnt, 1);
 		}
 		/* Returns first: see the top of this file. */
 		err = fd < 0 ? fd : add_link(a, NULL, fd, 1);
 		if (!err) {
-			fd = multi_link(a->progs.enter, path, offs, cookies, cnt, 0);
+			fd = multi_link(a->progs.enter, path, pid, offs, cookies, cnt, 0);
 			err = fd < 0 ? fd : add_link(a, NULL, fd, 0);
 		}
 		if (!err && with_free) {
 			uint64_t c = free_fn.cookie;
 
-			fd = multi_link(a->progs.free, path, &free_off, &c, 1, 0);
+			fd = multi_link(a->progs.free, path, pid, &free_off, &c, 1, 0);
 			if (fd == -EINVAL) {
 				a->refused++;
 				fd = 0;
@@ -619,15 +624,15 @@ static int attach_set(struct nsk_alloc_attach *a, const char *path,
 	for (uint32_t i = 0; i < cnt && !err; i++) {
 		struct probe_fn f = { NULL, (uint32_t)cookies[i] };
 
-		err = attach_one(a, a->progs.exit, path, &f, offs[i], 1);
+		err = attach_one(a, a->progs.exit, path, pid, &f, offs[i], 1);
 	}
 	for (uint32_t i = 0; i < cnt && !err; i++) {
 		struct probe_fn f = { NULL, (uint32_t)cookies[i] };
 
-		err = attach_one(a, a->progs.enter, path, &f, offs[i], 0);
+		err = attach_one(a, a->progs.enter, path, pid, &f, offs[i], 0);
 	}
 	if (!err && with_free)
-		err = attach_one(a, a->progs.free, path, &free_fn, free_off, 0);
+		err = attach_one(a, a->progs.free, path, pid, &free_fn, free_off, 0);
 	return err ? err : (int)cnt;
 }
 
@@ -650,7 +655,8 @@ static int is_libc(const char *path)
 /* Probe the candidates: the malloc family in the chosen allocator (the
  * executable, else the first non-libc object defining malloc, else libc),
  * operator new wherever it is defined. */
-static int attach_cands(struct nsk_alloc_attach *a, struct cand *c, size_t n)
+static int attach_cands(struct nsk_alloc_attach *a, uint32_t pid, struct cand *c,
+			size_t n)
 {
 	struct cand *alloc = NULL;
 	int err, attached = 0;
@@ -666,13 +672,13 @@ static int attach_cands(struct nsk_alloc_attach *a, struct cand *c, size_t n)
 			alloc = &c[i];
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct object *o = object_get(a, &c[i].st);
+		struct object *o = object_get(a, pid, &c[i].st);
 
 		if (!o)
 			return -ENOMEM;
 		if (&c[i] == alloc && !(o->bits & NSK_ASYM_MALLOC)) {
 			o->bits |= NSK_ASYM_MALLOC;
-			err = attach_set(a, c[i].path, alloc_fns, N_ALLOC_FNS, 1);
+			err = attach_set(a, c[i].path, pid, alloc_fns, N_ALLOC_FNS, 1);
 			if (err < 0)
 				return err;
 			snprintf(a->allocator, sizeof(a->allocator), "%s", c[i].path);
@@ -680,7 +686,7 @@ static int attach_cands(struct nsk_alloc_attach *a, struct cand *c, size_t n)
 		}
 		if ((c[i].bits & NSK_ASYM_NEW) && !(o->bits & NSK_ASYM_NEW)) {
 			o->bits |= NSK_ASYM_NEW;
-			err = attach_set(a, c[i].path, new_fns, N_NEW_FNS, 0);
+			err = attach_set(a, c[i].path, pid, new_fns, N_NEW_FNS, 0);
 			if (err < 0 && err != -ENOENT)
 				return err;
 			attached++;
@@ -691,8 +697,8 @@ static int attach_cands(struct nsk_alloc_attach *a, struct cand *c, size_t n)
 
 /* Adds path to the candidates if it defines a symbol we probe.  What a
  * file defines is read once per file (a fork maps the same files again). */
-static int add_cand(struct nsk_alloc_attach *a, struct cand **c, size_t *n,
-		    const char *path, int is_exe)
+static int add_cand(struct nsk_alloc_attach *a, uint32_t pid, struct cand **c,
+		    size_t *n, const char *path, int is_exe)
 {
 	struct cand *grown, *x;
 	struct object *o;
@@ -704,9 +710,13 @@ static int add_cand(struct nsk_alloc_attach *a, struct cand **c, size_t *n,
 	for (size_t i = 0; i < *n; i++)
 		if ((*c)[i].st.st_dev == st.st_dev && (*c)[i].st.st_ino == st.st_ino)
 			return 0;
-	o = object_get(a, &st);
+	o = object_get(a, pid, &st);
 	if (!o)
 		return -ENOMEM;
+	/* another process's record of the same file knows it already */
+	for (size_t i = 0; i < a->nobjs && o->defines == ~0u; i++)
+		if (a->objs[i].dev == st.st_dev && a->objs[i].ino == st.st_ino)
+			o->defines = a->objs[i].defines;
 	if (o->defines == ~0u && elf_scan(path, &o->defines, NULL, NULL))
 		o->defines = 0;
 	bits = o->defines;
@@ -759,12 +769,12 @@ int nsk_alloc_attach__process(struct nsk_alloc_attach *a, uint32_t pid)
 			char full[PATH_MAX + 64];
 
 			snprintf(full, sizeof(full), "/proc/%u/root%s", pid, path);
-			err = add_cand(a, &c, &n, full, !strcmp(path, exe));
+			err = add_cand(a, pid, &c, &n, full, !strcmp(path, exe));
 		}
 		if (err)
 			goto cleanup;
 	}
-	err = attach_cands(a, c, n);
+	err = attach_cands(a, pid, c, n);
 cleanup:
 	fclose(f);
 	free(c);
@@ -810,7 +820,8 @@ static int find_lib(const char *name, const char *runpath, char *out, size_t out
 	return -ENOENT;
 }
 
-int nsk_alloc_attach__program(struct nsk_alloc_attach *a, const char *path)
+int nsk_alloc_attach__program(struct nsk_alloc_attach *a, const char *path,
+			      uint32_t pid)
 {
 	char **needed = NULL, lib[PATH_MAX];
 	const char *preload = getenv("LD_PRELOAD");
@@ -822,7 +833,7 @@ int nsk_alloc_attach__program(struct nsk_alloc_attach *a, const char *path)
 	err = elf_scan(path, &bits, &needed, &nneeded);
 	if (err)
 		goto cleanup;
-	err = add_cand(a, &c, &n, path, 1);
+	err = add_cand(a, pid, &c, &n, path, 1);
 	/* LD_PRELOAD objects come before the executable's libraries. */
 	while (!err && preload && *preload) {
 		size_t l = strcspn(preload, ": ");
@@ -830,14 +841,14 @@ int nsk_alloc_attach__program(struct nsk_alloc_attach *a, const char *path)
 
 		snprintf(name, sizeof(name), "%.*s", (int)l, preload);
 		if (l && !find_lib(name, NULL, lib, sizeof(lib)))
-			err = add_cand(a, &c, &n, lib, 0);
+			err = add_cand(a, pid, &c, &n, lib, 0);
 		preload += l + (preload[l] != '\0');
 	}
 	for (size_t i = 0; !err && i < nneeded; i++)
 		if (!find_lib(needed[i], NULL, lib, sizeof(lib)))
-			err = add_cand(a, &c, &n, lib, 0);
+			err = add_cand(a, pid, &c, &n, lib, 0);
 	if (!err)
-		err = attach_cands(a, c, n);
+		err = attach_cands(a, pid, c, n);
 cleanup:
 	for (size_t i = 0; i < nneeded; i++)
 		free(needed[i]);

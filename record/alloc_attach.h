@@ -8,9 +8,13 @@
  * (libstdc++, or an allocator that replaces it), so the call site of `new`
  * is the recorded frame; operator delete is not probed, it ends in free().
  *
- * Probes are attached to the file with pid -1 (the BPF side filters by the
- * shared target map), once per file (device + inode), so children and other
- * targets mapping the same file are covered by the same probes.
+ * Probes are confined to one process: each (process, file) gets its own
+ * links with the kernel's pid filter, which keeps the breakpoints out of
+ * every other address space, so no other process on the machine takes a
+ * trap.  A forked child loses its parent's breakpoints at its first hit and
+ * is attached anew when the recorder hears of it (its allocations in
+ * between are not seen).  Uprobes are the attach mode and the fallback for
+ * processes the preloaded sampler cannot reach (record/alloc.c).
  */
 #ifndef NUSKU_RECORD_ALLOC_ATTACH_H
 #define NUSKU_RECORD_ALLOC_ATTACH_H
@@ -36,14 +40,17 @@ int nsk_alloc_attach__multi_supported(void);
 int nsk_alloc_attach__new(const struct nsk_alloc_progs *progs,
 			  struct nsk_alloc_attach **out);
 
-/* Attach to the allocator objects process pid maps now (/proc/PID/maps).
+/* Attach to the allocator objects process pid maps now (/proc/PID/maps),
+ * for that process only.
  * Returns the number of objects newly attached, or a negative errno. */
 int nsk_alloc_attach__process(struct nsk_alloc_attach *a, uint32_t pid);
 
-/* Before a launched program execs: attach to the objects it will map, found
- * from its ELF file (the executable, LD_PRELOAD, its DT_NEEDED libraries in
- * the usual directories), so its first allocation is seen. */
-int nsk_alloc_attach__program(struct nsk_alloc_attach *a, const char *path);
+/* Before a launched program execs in process pid: attach to the objects it
+ * will map, found from its ELF file (the executable, LD_PRELOAD, its
+ * DT_NEEDED libraries in the usual directories), so its first allocation is
+ * seen. */
+int nsk_alloc_attach__program(struct nsk_alloc_attach *a, const char *path,
+			      uint32_t pid);
 
 /* Probe points the kernel refused (counted, the others attached). */
 unsigned int nsk_alloc_attach__refused(const struct nsk_alloc_attach *a);

@@ -20,6 +20,7 @@ enum {
 	OPT_MIN_BLOCK,
 	OPT_SLOW_SYSCALL,
 	OPT_ALLOC_SAMPLE,
+	OPT_ALLOC_UPROBES,
 	OPT_NO_KSTACKS,
 	OPT_CALL_GRAPH,
 	OPT_STACK_SIZE,
@@ -35,8 +36,8 @@ static void usage(FILE *f)
 		"\n"
 		"  -o, --output FILE        where to write (default nusku.nsk; - is stdout)\n"
 		"  -p, --pid PID            attach to a running process and all its threads\n"
-		"  -e, --events LIST        signals to record, comma-separated (default: all:\n"
-		"                          ");
+		"  -e, --events LIST        signals to record, comma-separated (default: all\n"
+		"                           but alloc with -p; all is");
 	for (int i = 0; nsk_signals[i]; i++)
 		fprintf(f, "%s%s", i ? "," : " ", nsk_signals[i]->name);
 	fprintf(f,
@@ -52,8 +53,10 @@ static void usage(FILE *f)
 		"                           at most 16k)\n"
 		"      --min-block TIME     offcpu: shortest blocking recorded (default 10us)\n"
 		"      --slow-syscall TIME  syscall: slower calls recorded one by one (default 1ms)\n"
-		"      --alloc-sample SIZE  alloc: sample one allocation per SIZE bytes\n"
-		"                           (default 0: every allocation)\n"
+		"      --alloc-sample SIZE  alloc: sample one allocation per SIZE bytes on\n"
+		"                           average (default 512k; 1: every allocation)\n"
+		"      --alloc-uprobes      alloc: probe the allocator with uprobes instead\n"
+		"                           of preloading Nusku's sampler (a trap per call)\n"
 		"  -q, --quiet              no status line\n"
 		"  -h, --help               this help\n"
 		"\n"
@@ -108,6 +111,7 @@ int cmd_record(int argc, char **argv)
 		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 		{ "slow-syscall", required_argument, NULL, OPT_SLOW_SYSCALL },
 		{ "alloc-sample", required_argument, NULL, OPT_ALLOC_SAMPLE },
+		{ "alloc-uprobes", no_argument, NULL, OPT_ALLOC_UPROBES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -118,6 +122,7 @@ int cmd_record(int argc, char **argv)
 		.freq_hz = 999,
 		.min_block_ns = 10000,
 		.slow_syscall_ns = 1000000,
+		.alloc_sample_bytes = 512 << 10,
 		.kernel_stacks = 1,
 	};
 	char errbuf[600];
@@ -170,9 +175,14 @@ int cmd_record(int argc, char **argv)
 			if (nsk_parse_duration(optarg, 1000, &o.slow_syscall_ns))
 				return bad("--slow-syscall (e.g. 100us, 10ms)", optarg);
 			break;
+		case OPT_ALLOC_UPROBES:
+			o.alloc_uprobes = 1;
+			break;
 		case OPT_ALLOC_SAMPLE:
 			if (nsk_parse_size(optarg, &o.alloc_sample_bytes))
 				return bad("--alloc-sample (e.g. 512k)", optarg);
+			if (o.alloc_sample_bytes == 1)
+				o.alloc_sample_bytes = 0; /* every allocation */
 			break;
 		case OPT_CALL_GRAPH:
 			if (!strcmp(optarg, "auto"))

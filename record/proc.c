@@ -157,6 +157,11 @@ static void later_snapshot(struct nsk_session *s, const struct nsk_proc_item *it
 		return;
 	if (nsk_aspace__parse(p->pid, p->as->since, it->maps, s->syms, &as))
 		return;
+	if (!as->n) {
+		/* taken as the process exited: the maps we have are better */
+		nsk_aspace__put(as);
+		return;
+	}
 	as->read_at = it->maps_at;
 	replace_program(p, as);
 }

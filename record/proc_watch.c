@@ -99,7 +99,8 @@ static void resnap(struct nsk_proc_watch *w, uint64_t now)
 			continue;
 		}
 		it = snapshot(w->due[i].pid);
-		if (it && it->maps)
+		/* an exited process (a zombie) has empty maps: nothing new */
+		if (it && it->maps && *it->maps)
 			push(w, it);
 		else
 			nsk_proc_item__free(it);

@@ -95,6 +95,11 @@ const struct nsk_record_opts *nsk_session__opts(const struct nsk_session *s)
 	return &s->opts;
 }
 
+int nsk_session__target_pid(const struct nsk_session *s)
+{
+	return (int)s->root;
+}
+
 int nsk_session__targets_fd(const struct nsk_session *s)
 {
 	return s->targets_fd;
@@ -310,13 +315,20 @@ static int write_header(struct nsk_session *s, char *const *nusku_argv)
 	return s->err;
 }
 
-/* The signals --events names, in table order; all of them by default. */
+/* The signals --events names, in table order; by default all of them, but
+ * for alloc in attach mode: a running program can only be probed with
+ * uprobes on its allocator, a trap on every malloc and free (about 2 us
+ * each here, sampled or not), which no busy server should pay unasked. */
 static int pick_signals(struct nsk_session *s)
 {
 	for (int i = 0; nsk_signals[i]; i++) {
 		const char *ev = s->opts.events;
 		size_t len = strlen(nsk_signals[i]->name);
-		int want = !ev || !*ev || !strcmp(ev, "all");
+		int dflt = !ev || !*ev;
+		int want = dflt || !strcmp(ev, "all");
+
+		if (dflt && s->opts.pid > 0 && !strcmp(nsk_signals[i]->name, "alloc"))
+			want = 0;
 
 		while (!want && ev && *ev) {
 			if (!strncmp(ev, nsk_signals[i]->name, len) &&
@@ -357,6 +369,7 @@ static void session_free(struct nsk_session *s)
 		close(s->targets_fd);
 	if (s->go_fd >= 0)
 		close(s->go_fd);
+	free(s->launch_env);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	nsk_proc__free_all(s);

@@ -35,6 +35,7 @@ struct nsk_record_opts {
 	uint64_t min_block_ns;	    /* offcpu: shortest interval recorded */
 	uint64_t slow_syscall_ns;   /* syscall: slower calls recorded one by one */
 	uint64_t alloc_sample_bytes; /* alloc: 0 = every allocation */
+	int alloc_uprobes;	    /* alloc: uprobes even where the sampler would do */
 	int kernel_stacks;	    /* take kernel stacks (default 1) */
 	int call_graph;		    /* enum nsk_call_graph */
 	uint32_t stack_bytes;	    /* user stack copied for DWARF (0: default) */
@@ -58,6 +59,9 @@ struct nsk_signal {
 };
 
 const struct nsk_record_opts *nsk_session__opts(const struct nsk_session *s);
+
+/* The launched child (before and after its exec) or the attached pid. */
+int nsk_session__target_pid(const struct nsk_session *s);
 
 /* The fd of the shared target map, for bpf_map__reuse_fd() before load. */
 int nsk_session__targets_fd(const struct nsk_session *s);
@@ -117,6 +121,17 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
  * its first events will hit, so their symbolization does not stall the
  * ring buffers then. */
 int nsk_session__warm_module(struct nsk_session *s, const char *path);
+
+/* The file mapped at user address addr in process pid at time ("" when
+ * none is known): which code made a call. */
+const char *nsk_session__module_of(struct nsk_session *s, uint32_t pid,
+				   uint64_t time, uint64_t addr);
+
+/* Environment for a launched program, set in it just before its exec: a
+ * signal's start() may add to it (the allocation sampler's LD_PRELOAD).
+ * -EINVAL when nothing is launched or it already runs. */
+int nsk_session__launch_env(struct nsk_session *s, const char *name,
+			    const char *value);
 
 /* Bytes of user stack a signal should copy for this recording: 0 under
  * --call-graph fp. */

@@ -78,6 +78,8 @@ struct nsk_session {
 	pid_t root;	  /* launched child or attached pid */
 	int launched;
 	int go_fd;	  /* launch: write end of the pipe the child waits on */
+	char *launch_env; /* NAME=value\0... for the child, sent with the go */
+	size_t launch_env_len;
 	int pidfd;
 	int root_status;  /* wait status of a launched child */
 	int root_done;
@@ -128,6 +130,10 @@ void nsk_proc__free_all(struct nsk_session *s);
 uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
 			    uint64_t time, const uint64_t *kips, uint32_t nk,
 			    const uint64_t *uips, uint32_t nu, uint32_t flags);
+
+/* The file mapped at addr in pid at time, "" when none is known. */
+const char *nsk_stacks__module_path(struct nsk_session *s, uint32_t pid,
+				    uint64_t time, uint64_t addr);
 
 /* status.c: the one-line live status on a terminal. */
 void nsk_status__update(struct nsk_session *s, uint64_t now, int final);

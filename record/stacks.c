@@ -163,8 +163,9 @@ static uint64_t unmapped_frame(struct nsk_session *s, uint32_t pid,
 	return cache(s, &k, emit_frame(s, &f));
 }
 
-static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
-			   uint64_t addr)
+/* The mapping of addr in pid at time, and the address space it is in. */
+static struct nsk_map *map_of(struct nsk_session *s, uint32_t pid, uint64_t time,
+			      uint64_t addr, struct nsk_aspace **asp)
 {
 	struct nsk_aspace *as = nsk_proc__aspace(s, pid, time);
 	struct nsk_map *m = as ? nsk_aspace__find(as, addr) : NULL;
@@ -196,6 +197,25 @@ static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
 			if ((m = nsk_aspace__find(o, addr)))
 				as = o;
 	}
+	*asp = as;
+	return m;
+}
+
+const char *nsk_stacks__module_path(struct nsk_session *s, uint32_t pid,
+				    uint64_t time, uint64_t addr)
+{
+	struct nsk_aspace *as;
+	struct nsk_map *m = map_of(s, pid, time, addr, &as);
+
+	return m && m->file ? nsk_module__path(m->mod) : "";
+}
+
+static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
+			   uint64_t addr)
+{
+	struct nsk_aspace *as;
+	struct nsk_map *m = map_of(s, pid, time, addr, &as);
+
 	if (!m)
 		return unmapped_frame(s, pid, as, addr);
 	return module_frame(s, as, m,
@@ -258,6 +278,12 @@ out:
 	if (key != stack_buf)
 		free(key);
 	return id;
+}
+
+const char *nsk_session__module_of(struct nsk_session *s, uint32_t pid,
+				   uint64_t time, uint64_t addr)
+{
+	return nsk_stacks__module_path(s, pid, time, addr);
 }
 
 int nsk_session__warm_module(struct nsk_session *s, const char *path)

@@ -77,6 +77,48 @@ static int find_program(struct nsk_session *s, const char *prog)
 	return nsk_session__fail(s, -ENOENT, "%s: program not found (searched PATH)", prog);
 }
 
+static int read_full(int fd, void *buf, size_t len)
+{
+	for (size_t got = 0; got < len;) {
+		ssize_t r = read(fd, (char *)buf + got, len - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* The environment the signals asked for, sent after the go byte as a
+ * length and NAME=value strings. */
+static int child_env(int rfd)
+{
+	uint32_t len;
+	char *env, *p;
+
+	if (read_full(rfd, &len, sizeof(len)))
+		return -1;
+	if (!len)
+		return 0;
+	env = malloc(len);
+	if (!env || read_full(rfd, env, len) || env[len - 1])
+		return -1;
+	for (p = env; p < env + len;) {
+		char *eq = strchr(p, '='), *next = p + strlen(p) + 1;
+
+		if (!eq)
+			return -1;
+		*eq = '\0';
+		if (setenv(p, eq + 1, 1))
+			return -1;
+		p = next;
+	}
+	free(env);
+	return 0;
+}
+
 static void child(struct nsk_session *s, int rfd)
 {
 	char go;
@@ -90,7 +132,7 @@ static void child(struct nsk_session *s, int rfd)
 	 * stderr instead. */
 	if (!strcmp(s->opts.output, "-") && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 		_exit(127);
-	if (read(rfd, &go, 1) != 1)
+	if (read(rfd, &go, 1) != 1 || child_env(rfd))
 		_exit(127); /* the recorder gave up */
 	close(rfd);
 	execvp(s->opts.argv[0], s->opts.argv);
@@ -151,9 +193,30 @@ int nsk_target__prepare(struct nsk_session *s)
 	return s->launched ? launch(s) : attach(s);
 }
 
+int nsk_session__launch_env(struct nsk_session *s, const char *name,
+			    const char *value)
+{
+	size_t add = strlen(name) + 1 + strlen(value) + 1;
+	char *grown;
+
+	if (!s->launched || s->go_fd < 0 || strchr(name, '='))
+		return -EINVAL;
+	/* the pipe holds it until the child reads (64 KiB by default) */
+	if (s->launch_env_len + add > 32768)
+		return -E2BIG;
+	grown = realloc(s->launch_env, s->launch_env_len + add);
+	if (!grown)
+		return -ENOMEM;
+	sprintf(grown + s->launch_env_len, "%s=%s", name, value);
+	s->launch_env = grown;
+	s->launch_env_len += add;
+	return 0;
+}
+
 int nsk_target__release(struct nsk_session *s)
 {
 	uint64_t now = nsk_session__now();
+	uint32_t len;
 	int err;
 
 	if (!s->launched)
@@ -163,7 +226,9 @@ int nsk_target__release(struct nsk_session *s)
 				 NSK_PROC_LAUNCHED, now);
 	if (err)
 		return err;
-	if (write(s->go_fd, "g", 1) != 1)
+	len = (uint32_t)s->launch_env_len;
+	if (write(s->go_fd, "g", 1) != 1 || write(s->go_fd, &len, sizeof(len)) != sizeof(len) ||
+	    (len && write(s->go_fd, s->launch_env, len) != (ssize_t)len))
 		return nsk_session__fail(s, -errno, "cannot start %s: %s",
 					 s->opts.argv[0], strerror(errno));
 	close(s->go_fd);

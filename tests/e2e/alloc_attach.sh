@@ -18,7 +18,7 @@ i=0
 until grep -q ready "$TMPD/wout"; do
 	i=$((i + 1)); [ $i -le 300 ] || fail "workload not ready"; sleep 0.1
 done
-"$NUSKU" record -q -e alloc -o "$out" -p "$pid" 2>"$TMPD/err" &
+"$NUSKU" record -q -e alloc --alloc-sample 1 -o "$out" -p "$pid" 2>"$TMPD/err" &
 rec=$!
 wait_for_meta "$out" alloc.allocator
 printf x >&3

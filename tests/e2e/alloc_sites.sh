@@ -1,5 +1,6 @@
 #!/bin/sh
-# Record alloc_sites launched, every allocation (no sampling): each site's
+# Record alloc_sites launched, every allocation (no sampling), once through
+# the preloaded sampler and once through allocator uprobes: each site's
 # count, bytes, frees, live and peak are known by construction (see
 # tests/workloads/alloc_sites.c, scale 20) and must come out exactly; the
 # leak view, the folded outputs, memory over time and JSON keys as well.
@@ -9,11 +10,23 @@
 need_bpf
 
 S=20
-out=$TMPD/run.nsk
-"$NUSKU" record -q -e alloc -o "$out" -- "$WORKLOADS/alloc_sites" $S ||
-	fail "record exited $?"
-dump "$out" "$TMPD/dump"
-grep -q '^meta alloc.allocator .*libc' "$TMPD/dump" || fail "no META alloc.allocator (libc)"
+# check MODE: one recording through the sampler (exact: --alloc-sample 1)
+# or through uprobes on the allocator; the answers are the same.
+check() {
+mode=$1
+out=$TMPD/$mode.nsk
+if [ "$mode" = sampler ]; then
+	"$NUSKU" record -q -e alloc --alloc-sample 1 -o "$out" -- "$WORKLOADS/alloc_sites" $S ||
+		fail "record exited $?"
+	dump "$out" "$TMPD/dump"
+	grep -q '^meta alloc.mode sampler' "$TMPD/dump" || fail "not recorded through the sampler"
+else
+	"$NUSKU" record -q -e alloc --alloc-sample 1 --alloc-uprobes -o "$out" -- \
+		"$WORKLOADS/alloc_sites" $S || fail "record --alloc-uprobes exited $?"
+	dump "$out" "$TMPD/dump"
+	grep -q '^meta alloc.mode uprobes' "$TMPD/dump" || fail "not recorded through uprobes"
+	grep -q '^meta alloc.allocator .*libc' "$TMPD/dump" || fail "no META alloc.allocator (libc)"
+fi
 "$NUSKU" report "$out" --by alloc-site --format csv >"$TMPD/sites.csv" 2>"$TMPD/err" ||
 	fail "report --by alloc-site: $(cat "$TMPD/err")"
 no_negative "$TMPD/sites.csv"
@@ -100,4 +113,9 @@ for k in site stack allocs bytes live_allocs live_bytes peak_bytes; do
 	grep -q "\"$k\": " "$TMPD/sites.json" || fail "JSON rows have no \"$k\""
 done
 grep -q '"site": "site_leak"' "$TMPD/sites.json" || fail "JSON has no site_leak row"
+echo "ok: $mode"
+}
+
+check sampler
+check uprobes
 echo "alloc_sites: ok"

@@ -43,7 +43,7 @@ PY
 
 check() { # BUILD
 	f="$TMPD/$1"
-	"$NUSKU" record -q -e alloc,offcpu,syscall -o "$f.nsk" -- "$WORKLOADS/allocchain_$1" $R ||
+	"$NUSKU" record -q -e alloc,offcpu,syscall --alloc-sample 1 -o "$f.nsk" -- "$WORKLOADS/allocchain_$1" $R ||
 		fail "record of allocchain_$1"
 	"$NUSKU" report "$f.nsk" --by alloc-site --format csv > "$f.csv" 2>/dev/null ||
 		fail "report --by alloc-site of allocchain_$1"
@@ -90,7 +90,7 @@ check nofp
 
 # The control: frame pointers alone lose copy_name, read_pipe, and the
 # callers of read_pipe's syscalls.
-"$NUSKU" record -q -e alloc,offcpu,syscall --call-graph fp -o "$TMPD/ctl.nsk" -- \
+"$NUSKU" record -q -e alloc,offcpu,syscall --alloc-sample 1 --call-graph fp -o "$TMPD/ctl.nsk" -- \
 	"$WORKLOADS/allocchain_nofp" 2000 || fail "record --call-graph fp"
 "$NUSKU" report "$TMPD/ctl.nsk" --by alloc-site --format csv > "$TMPD/ctl.csv" 2>/dev/null ||
 	fail "report of the control"

@@ -12,6 +12,10 @@
 #include "nusku/events/common.h"
 
 #define NSK_EV_FREE (NSK_EV_ALLOC + 1)
+/* An allocation from the preloaded sampler (struct nsk_ev_alloc): old_addr
+ * is the call site's return address, where user space cuts the
+ * frame-pointer walk (the frames above it are the library's). */
+#define NSK_EV_ALLOC_SAMPLED (NSK_EV_ALLOC + 2)
 
 /* Entries of the user stack map (bpf_get_stackid). */
 #define NSK_ALLOC_STACK_ENTRIES 16384
@@ -24,7 +28,8 @@
 /* Loss counters, one per-CPU array slot each. */
 #define NSK_ALLOC_LOST_RINGBUF 0 /* ring buffer full: record dropped */
 #define NSK_ALLOC_LOST_STACK 1	 /* no stack id (collision, fault) */
-#define NSK_ALLOC_LOST_SAMPLED 2 /* sampled-live table full */
+#define NSK_ALLOC_LOST_SAMPLED 2 /* sampled-live table full (BPF's or the
+				  * sampler's set) */
 #define NSK_ALLOC_LOST_USTACK 3	 /* stack copy not sent: the frame-pointer
 				  * walk stands in for it */
 #define NSK_ALLOC_LOST_MAX 4

@@ -1,0 +1,124 @@
+/* The set of sampled blocks still live (see sampled_set.h).
+ *
+ * Buckets of seven addresses and an overflow flag fill one cache line.  An
+ * address goes in its home bucket, or when that is full in the next one
+ * with room, and every full bucket it passes is flagged, so a lookup goes
+ * on past a bucket only when the flag says something may have.  Flags are
+ * never cleared: that only costs a look too many.  Removal writes 0 back,
+ * so the set never fills with tombstones.
+ *
+ * Sizes: 2^15 buckets (229,376 addresses, 2 MiB of address space, pages
+ * touched as they are used) hold the samples of a 100 GiB live heap at the
+ * default 512 KiB interval; when a run of buckets is full the sample is
+ * dropped and counted.
+ */
+#include <stddef.h>
+#include <sys/mman.h>
+
+#include "preload/sampled_set.h"
+
+#define FILTER_SLOTS (1u << 16)
+#define NBUCKETS (1u << 15)
+#define BUCKET_ADDRS 7
+#define MAX_PROBE 16
+
+struct bucket {
+	uintptr_t addr[BUCKET_ADDRS];
+	uintptr_t overflow;
+};
+
+struct region {
+	uint16_t filter[FILTER_SLOTS];
+	struct bucket buckets[NBUCKETS];
+};
+
+static struct region *region;
+static uint64_t live; /* addresses in the set */
+
+static uint64_t hash(uintptr_t addr)
+{
+	return (uint64_t)(addr >> 4) * 0x9e3779b97f4a7c15ULL;
+}
+
+/* The region, mapped by the first add; two racing threads keep one. */
+static struct region *region_get(void)
+{
+	struct region *r = __atomic_load_n(&region, __ATOMIC_ACQUIRE), *want = NULL;
+
+	if (r)
+		return r;
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return NULL;
+	if (!__atomic_compare_exchange_n(&region, &want, r, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		munmap(r, sizeof(*r));
+		r = want;
+	}
+	return r;
+}
+
+int nsk_sampled_set__add(uintptr_t addr)
+{
+	struct region *r = region_get();
+	uint64_t h = hash(addr);
+	uint32_t f = (uint32_t)(h >> 48), home = (uint32_t)(h >> 17) & (NBUCKETS - 1);
+
+	if (!r)
+		return -1;
+	/* the filter counts first, so a lookup never misses a stored one */
+	__atomic_fetch_add(&r->filter[f], 1, __ATOMIC_ACQ_REL);
+	for (uint32_t i = 0; i < MAX_PROBE; i++) {
+		struct bucket *b = &r->buckets[(home + i) & (NBUCKETS - 1)];
+
+		for (int j = 0; j < BUCKET_ADDRS; j++) {
+			uintptr_t empty = 0;
+
+			if (!__atomic_load_n(&b->addr[j], __ATOMIC_RELAXED) &&
+			    __atomic_compare_exchange_n(&b->addr[j], &empty, addr, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+				__atomic_fetch_add(&live, 1, __ATOMIC_RELEASE);
+				return 0;
+			}
+		}
+		__atomic_store_n(&b->overflow, 1, __ATOMIC_RELEASE);
+	}
+	__atomic_fetch_sub(&r->filter[f], 1, __ATOMIC_ACQ_REL);
+	return -1;
+}
+
+int nsk_sampled_set__remove(uintptr_t addr)
+{
+	struct region *r;
+	uint64_t h;
+	uint32_t f, home;
+
+	/* the common case: nothing sampled is live, or not this address */
+	if (!__atomic_load_n(&live, __ATOMIC_ACQUIRE))
+		return 0;
+	r = __atomic_load_n(&region, __ATOMIC_ACQUIRE);
+	h = hash(addr);
+	f = (uint32_t)(h >> 48);
+	if (!r || !__atomic_load_n(&r->filter[f], __ATOMIC_ACQUIRE))
+		return 0;
+	home = (uint32_t)(h >> 17) & (NBUCKETS - 1);
+	for (uint32_t i = 0; i < MAX_PROBE; i++) {
+		struct bucket *b = &r->buckets[(home + i) & (NBUCKETS - 1)];
+
+		for (int j = 0; j < BUCKET_ADDRS; j++) {
+			uintptr_t want = addr;
+
+			if (__atomic_load_n(&b->addr[j], __ATOMIC_ACQUIRE) == addr &&
+			    __atomic_compare_exchange_n(&b->addr[j], &want, 0, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+				__atomic_fetch_sub(&r->filter[f], 1, __ATOMIC_ACQ_REL);
+				__atomic_fetch_sub(&live, 1, __ATOMIC_RELEASE);
+				return 1;
+			}
+		}
+		if (!__atomic_load_n(&b->overflow, __ATOMIC_ACQUIRE))
+			break;
+	}
+	return 0;
+}

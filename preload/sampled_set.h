@@ -1,0 +1,23 @@
+/* The set of sampled blocks still live in a process, so that a free can
+ * tell in a few nanoseconds whether anyone wants to hear of it.
+ *
+ * Lock-free (compare-and-swap on single words): it is used from any thread
+ * and from signal handlers that allocate, and it never allocates itself
+ * (its memory comes from one mmap at first use).  A counting filter of 64K
+ * 16-bit counters, indexed by the address's hash, answers "no" for almost
+ * every free from memory that stays in cache; only a hit looks at the
+ * buckets (8 words, one cache line).
+ */
+#ifndef NUSKU_PRELOAD_SAMPLED_SET_H
+#define NUSKU_PRELOAD_SAMPLED_SET_H
+
+#include <stdint.h>
+
+/* Adds addr (never 0, not in the set).  0 when added, -1 when the set is
+ * full or its memory could not be had (the sample is then dropped). */
+int nsk_sampled_set__add(uintptr_t addr);
+
+/* Removes addr; 1 when it was in the set, 0 when not. */
+int nsk_sampled_set__remove(uintptr_t addr);
+
+#endif

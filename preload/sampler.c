@@ -1,0 +1,461 @@
+/* libnusku_alloc.so: the allocation sampler Nusku preloads into the
+ * programs it launches (docs/alloc.md).
+ *
+ * It interposes the malloc family and passes every call on to the next
+ * definition (RTLD_NEXT: the program's own allocator when it links one,
+ * else libc), so the program's allocator is unchanged.  Per thread, a byte
+ * counter runs down by each allocation's size; when it crosses zero the
+ * allocation is sampled, with the probability 1 - exp(-S/R) of a Poisson
+ * process of mean interval R over the allocated bytes, and recorded with
+ * the weight S / (1 - exp(-S/R)), so totals stay unbiased.  Only sampled
+ * allocations, the frees of sampled blocks and failed calls reach the
+ * probe points (nusku/events/sampler.h), whose uprobes exist only while a
+ * recording runs and whose breakpoints only processes that load this
+ * library can meet.  An unsampled malloc costs a thread-local subtraction;
+ * an unsampled free a look at a 128 KiB filter (preload/sampled_set.c).
+ *
+ * NUSKU_ALLOC_SAMPLE is R in bytes; 1 reports every call (exact mode, no
+ * set to keep); absent or 0 leaves the library passive.
+ *
+ * Nothing here allocates.  Until dlsym has found the next allocator (its
+ * own calls may come back here), allocations come from a static arena
+ * whose blocks are never freed.  The library is never built with
+ * sanitizers: it runs inside other programs.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nusku/events/sampler.h"
+#include "nusku/format.h"
+#include "preload/sampled_set.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* <malloc.h> declares these two; it is not included, for its hooks. */
+EXPORT void *memalign(size_t align, size_t size);
+EXPORT void *pvalloc(size_t size);
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* The probe points: a 5-byte nop (the kernel can optimize a uprobe on it
+ * into a call) and a return.  Protected: calls from here bind locally,
+ * without a PLT stub, and the symbols stay in .dynsym for the recorder. */
+#if defined(__x86_64__)
+#define PROBE_NOP ".byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+#else
+#define PROBE_NOP "nop\n"
+#endif
+#define PROBE_POINT(name)                                   \
+	".globl " name "\n.protected " name "\n"              \
+	".type " name ", @function\n" name ":\n" PROBE_NOP "ret\n" \
+	".size " name ", . - " name "\n"
+__asm__(".text\n" PROBE_POINT(NSK_SAMPLER_ALLOC_SYM) PROBE_POINT(NSK_SAMPLER_FREE_SYM));
+
+__attribute__((visibility("protected"))) void
+nusku_sampler_alloc(uint64_t addr, uint64_t size, uint64_t weight, uint64_t fn,
+		    uint64_t frame, uint64_t dropped);
+__attribute__((visibility("protected"))) void nusku_sampler_free(uint64_t addr, uint64_t fn);
+
+struct next_allocator {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	void (*free)(void *);
+	void *(*memalign)(size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+};
+
+enum { NOT_READY, STARTING, READY };
+
+static struct next_allocator next;
+static int state;	  /* NOT_READY, STARTING, READY */
+static uint64_t rate;	  /* R in bytes; 1 exact; 0 passive */
+static double rate_d;
+static uint64_t seed_base; /* NUSKU_ALLOC_SEED, 0: from the clock */
+static uint64_t dropped;  /* samples the set had no room for */
+static uint64_t threads;  /* threads seeded so far (fixed seeds) */
+
+static TLS int64_t tl_until; /* bytes to the next sample point */
+static TLS uint64_t tl_rng;  /* 0: not seeded */
+static TLS int tl_starting;  /* this thread is in init() */
+
+/* ---- the arena for allocations made before the allocator is known ---- */
+
+#define ARENA_BYTES (256 << 10)
+static char arena[ARENA_BYTES] __attribute__((aligned(64)));
+static size_t arena_used;
+
+static int in_arena(const void *p)
+{
+	return (const char *)p >= arena && (const char *)p < arena + ARENA_BYTES;
+}
+
+/* Blocks carry their size in the 16 bytes before them (for realloc). */
+static void *arena_alloc(size_t size, size_t align)
+{
+	size_t off, end, cur = __atomic_load_n(&arena_used, __ATOMIC_RELAXED);
+
+	if (align < 16)
+		align = 16;
+	if (align > 4096 || size > ARENA_BYTES)
+		return NULL;
+	do {
+		off = (cur + 16 + align - 1) & ~(align - 1);
+		end = off + size;
+		if (end > ARENA_BYTES)
+			return NULL;
+	} while (!__atomic_compare_exchange_n(&arena_used, &cur, end, 0,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	memcpy(arena + off - sizeof(size_t), &size, sizeof(size_t));
+	return arena + off; /* static memory: already zero */
+}
+
+static size_t arena_size(const void *p)
+{
+	size_t n;
+
+	memcpy(&n, (const char *)p - sizeof(size_t), sizeof(n));
+	return n;
+}
+
+/* ---- start-up ---------------------------------------------------------- */
+
+static uint64_t env_u64(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoull(v, NULL, 0) : 0;
+}
+
+#define FIND(fn) next.fn = (__typeof__(next.fn))dlsym(RTLD_NEXT, #fn)
+
+/* The first call: find the next allocator and read the settings. */
+__attribute__((noinline)) static int init_slow(void)
+{
+	int want = NOT_READY;
+
+	if (!__atomic_compare_exchange_n(&state, &want, STARTING, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (tl_starting)
+			return 0;
+		while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY)
+			sched_yield();
+		return 1;
+	}
+	tl_starting = 1;
+	FIND(malloc);
+	FIND(calloc);
+	FIND(realloc);
+	FIND(reallocarray);
+	FIND(free);
+	FIND(memalign);
+	FIND(aligned_alloc);
+	FIND(posix_memalign);
+	FIND(valloc);
+	FIND(pvalloc);
+	rate = env_u64(NSK_SAMPLER_ENV_RATE);
+	rate_d = (double)rate;
+	seed_base = env_u64(NSK_SAMPLER_ENV_SEED);
+	if (!next.malloc || !next.free || !next.realloc || !next.calloc)
+		rate = 0; /* cannot happen with a libc; stay out of the way */
+	tl_starting = 0;
+	__atomic_store_n(&state, READY, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* 1 once the next allocator is known; 0 for a call that must use the arena
+ * (dlsym's own allocations, on the thread running it). */
+static inline int init(void)
+{
+	if (__builtin_expect(__atomic_load_n(&state, __ATOMIC_ACQUIRE) == READY, 1))
+		return 1;
+	return init_slow();
+}
+
+/* ---- sampling ---------------------------------------------------------- */
+
+static uint64_t rng_next(void)
+{
+	/* xorshift64* */
+	tl_rng ^= tl_rng >> 12;
+	tl_rng ^= tl_rng << 25;
+	tl_rng ^= tl_rng >> 27;
+	return tl_rng * 0x2545f4914f6cdd1dULL;
+}
+
+static void seed_thread(void)
+{
+	uint64_t s = seed_base;
+
+	if (s) {
+		s += 0x9e3779b97f4a7c15ULL * __atomic_add_fetch(&threads, 1, __ATOMIC_RELAXED);
+	} else {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		s = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
+		    ((uint64_t)gettid() << 16) ^ (uint64_t)(uintptr_t)&tl_rng;
+	}
+	tl_rng = s ? s : 1;
+	for (int i = 0; i < 4; i++)
+		rng_next();
+}
+
+/* An exponential interval of mean R (inverse transform of a uniform in
+ * (0, 1]). */
+static int64_t draw(void)
+{
+	double u = (double)((rng_next() >> 11) + 1) * 0x1p-53;
+	double v = -log(u) * rate_d;
+
+	return v < 1.0 ? 1 : v > 9e18 ? (int64_t)9e18 : (int64_t)v;
+}
+
+/* The counter of this thread crossed zero at an allocation of size bytes:
+ * its weight when it is sampled, 0 when not (the thread's first
+ * allocation only seeds it). */
+static uint64_t weigh(uint64_t size)
+{
+	double w;
+
+	if (rate == 1)
+		return size;
+	if (unlikely(!tl_rng)) {
+		seed_thread();
+		tl_until = draw() - (int64_t)size;
+		if (tl_until > 0)
+			return 0;
+	}
+	tl_until = draw();
+	if (size >= 40 * rate)
+		return size; /* P(sampled) = 1 to within 4e-18 */
+	w = (double)size / -expm1(-(double)size / rate_d);
+	return (uint64_t)(w + 0.5);
+}
+
+/* Counts the bytes; 1 when this allocation is to be looked at. */
+static inline int counts(size_t size)
+{
+	if (!rate)
+		return 0;
+	tl_until -= size > INT64_MAX ? INT64_MAX : (int64_t)size;
+	return tl_until <= 0;
+}
+
+/* A sampled (or failed) allocation: remember it and tell the probe.
+ * frame is the interposed function's frame, which the probe uses to stand
+ * where the program called it. */
+__attribute__((noinline)) static void sampled(void *p, size_t size, uint32_t fn,
+					      void *frame, int counted)
+{
+	uint64_t w = 0;
+
+	if (counted && !(w = weigh(size)) && p)
+		return;
+	if (p && rate > 1 && nsk_sampled_set__add((uintptr_t)p)) {
+		__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	nusku_sampler_alloc((uintptr_t)p, size, p ? w : 0, fn, (uintptr_t)frame,
+			    __atomic_exchange_n(&dropped, 0, __ATOMIC_RELAXED));
+}
+
+/* After the allocator returned p for size bytes. */
+#define AFTER(p, size, fn)                                                   \
+	do {                                                                  \
+		int counted_ = counts(size);                                  \
+		if (unlikely(counted_ || (rate && !(p))))                     \
+			sampled((p), (size), (fn), __builtin_frame_address(0), \
+				counted_);                                    \
+	} while (0)
+
+/* Before the block p is released: tell the probe if it was sampled. */
+static inline void released(void *p, uint32_t fn)
+{
+	if (!rate || !p)
+		return;
+	if (rate == 1 || nsk_sampled_set__remove((uintptr_t)p))
+		nusku_sampler_free((uintptr_t)p, fn);
+}
+
+static size_t mul_sat(size_t a, size_t b)
+{
+	size_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
+/* ---- the interposed family --------------------------------------------- */
+
+EXPORT void *malloc(size_t size)
+{
+	void *p;
+
+	if (unlikely(!init()))
+		return arena_alloc(size, 16);
+	p = next.malloc(size);
+	AFTER(p, size, NSK_ALLOC_MALLOC);
+	return p;
+}
+
+EXPORT void *calloc(size_t n, size_t m)
+{
+	size_t size = mul_sat(n, m);
+	void *p;
+
+	if (unlikely(!init()))
+		return size == SIZE_MAX ? NULL : arena_alloc(size, 16);
+	p = next.calloc(n, m);
+	AFTER(p, size, NSK_ALLOC_CALLOC);
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	if (!p || unlikely(in_arena(p)))
+		return;
+	if (unlikely(!init()))
+		return; /* inside dlsym, a block from before us: keep it */
+	released(p, NSK_ALLOC_FREE);
+	next.free(p);
+}
+
+/* realloc and reallocarray: the old block is released before the call (so
+ * its free is recorded before another thread can be handed its address),
+ * then the new one counted like any allocation.  realloc(p, 0) that frees
+ * is a free only.  A failed call leaves p live, but no longer sampled. */
+static void *arena_move(void *p, size_t size)
+{
+	size_t old = arena_size(p);
+	void *q = malloc(size);
+
+	if (q)
+		memcpy(q, p, old < size ? old : size);
+	return q;
+}
+
+EXPORT void *realloc(void *p, size_t size)
+{
+	void *q;
+
+	if (unlikely(!init())) {
+		q = arena_alloc(size, 16);
+		if (q && p && in_arena(p))
+			memcpy(q, p, arena_size(p) < size ? arena_size(p) : size);
+		return q;
+	}
+	if (unlikely(p && in_arena(p)))
+		return arena_move(p, size);
+	released(p, NSK_ALLOC_REALLOC);
+	q = next.realloc(p, size);
+	if (p && !size && !q)
+		return NULL;
+	AFTER(q, size, NSK_ALLOC_REALLOC);
+	return q;
+}
+
+EXPORT void *reallocarray(void *p, size_t n, size_t m)
+{
+	size_t size = mul_sat(n, m);
+	void *q;
+
+	if (unlikely(!init() || !next.reallocarray)) {
+		if (size == SIZE_MAX) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return realloc(p, size);
+	}
+	if (unlikely(p && in_arena(p)))
+		return size == SIZE_MAX ? NULL : arena_move(p, size);
+	released(p, NSK_ALLOC_REALLOC);
+	q = next.reallocarray(p, n, m);
+	if (p && !size && !q)
+		return NULL;
+	AFTER(q, size, NSK_ALLOC_REALLOCARRAY);
+	return q;
+}
+
+EXPORT void *memalign(size_t align, size_t size)
+{
+	void *p;
+
+	if (unlikely(!init() || !next.memalign))
+		return arena_alloc(size, align);
+	p = next.memalign(align, size);
+	AFTER(p, size, NSK_ALLOC_MEMALIGN);
+	return p;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	void *p;
+
+	if (unlikely(!init() || !next.aligned_alloc))
+		return arena_alloc(size, align);
+	p = next.aligned_alloc(align, size);
+	AFTER(p, size, NSK_ALLOC_ALIGNED_ALLOC);
+	return p;
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	void *p = NULL;
+	int rc;
+
+	if (unlikely(!init() || !next.posix_memalign)) {
+		*out = arena_alloc(size, align);
+		return *out ? 0 : ENOMEM;
+	}
+	rc = next.posix_memalign(out, align, size);
+	if (!rc)
+		p = *out;
+	AFTER(p, size, NSK_ALLOC_POSIX_MEMALIGN);
+	return rc;
+}
+
+EXPORT void *valloc(size_t size)
+{
+	void *p;
+
+	if (unlikely(!init() || !next.valloc))
+		return arena_alloc(size, 4096);
+	p = next.valloc(size);
+	AFTER(p, size, NSK_ALLOC_VALLOC);
+	return p;
+}
+
+EXPORT void *pvalloc(size_t size)
+{
+	void *p;
+
+	if (unlikely(!init() || !next.pvalloc))
+		return arena_alloc((size + 4095) & ~(size_t)4095, 4096);
+	p = next.pvalloc(size);
+	AFTER(p, size, NSK_ALLOC_PVALLOC);
+	return p;
+}
+
+/* A forked child draws its own intervals (the parent's would repeat). */
+static void child_after_fork(void)
+{
+	tl_rng = 0;
+}
+
+__attribute__((constructor)) static void sampler_start(void)
+{
+	if (init() && rate)
+		pthread_atfork(NULL, NULL, child_after_fork);
+}

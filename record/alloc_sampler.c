@@ -1,0 +1,282 @@
+/* Where the preloaded allocation sampler can be used (alloc_sampler.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nusku/events/sampler.h"
+#include "record/alloc_sampler.h"
+#include "record/session_int.h"
+
+#ifndef NSK_PKGLIBDIR
+#define NSK_PKGLIBDIR "/usr/local/lib/nusku"
+#endif
+
+static int safe_lib(const char *path, char *why, size_t whylen)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	int err = 0;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "%s is not a regular file", path);
+		err = -EPERM;
+	} else if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022)) {
+		snprintf(why, whylen, "%s is writable by others or not owned by root", path);
+		err = -EPERM;
+	}
+	close(fd);
+	return err;
+}
+
+int nsk_alloc_sampler__find(char *out, size_t outlen, char *why, size_t whylen)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int err = -ENOENT;
+
+	*why = '\0';
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(out, outlen, "%s/preload/%s", exe, NSK_SAMPLER_LIB);
+			err = safe_lib(out, why, whylen);
+		}
+	}
+	if (err == -ENOENT) {
+		snprintf(out, outlen, "%s/%s", NSK_PKGLIBDIR, NSK_SAMPLER_LIB);
+		err = safe_lib(out, why, whylen);
+	}
+	if (err == -ENOENT)
+		snprintf(why, whylen, "%s not found", NSK_SAMPLER_LIB);
+	return err;
+}
+
+/* The interpreter of a #! file into out, "" when it is none. */
+static int shebang(int fd, char *out, size_t outlen)
+{
+	char line[256];
+	ssize_t n = pread(fd, line, sizeof(line) - 1, 0);
+	size_t s, l;
+
+	*out = '\0';
+	if (n < 2 || line[0] != '#' || line[1] != '!')
+		return 0;
+	line[n] = '\0';
+	s = 2 + strspn(line + 2, " \t");
+	l = strcspn(line + s, " \t\n");
+	if (!l)
+		return -ENOEXEC;
+	snprintf(out, outlen, "%.*s", (int)l, line + s);
+	return 0;
+}
+
+static int needs_sanitizer(const char *name)
+{
+	static const char *const rt[] = { "libasan", "libtsan", "libmsan",
+					  "libhwasan", "liblsan" };
+
+	for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++)
+		if (!strncmp(name, rt[i], strlen(rt[i])))
+			return 1;
+	return 0;
+}
+
+/* Reads the dynamic section and symbols of an ELF file: 1 fine, 0 not
+ * (why). */
+static int elf_ok(int fd, char *why, size_t whylen)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+	size_t nph = 0;
+	int interp = 0, ok = 1;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		snprintf(why, whylen, "not an ELF file");
+		ok = 0;
+		goto cleanup;
+	}
+	if (elf_getphdrnum(elf, &nph))
+		nph = 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			interp = 1;
+	}
+	if (!interp) {
+		snprintf(why, whylen, "statically linked");
+		ok = 0;
+		goto cleanup;
+	}
+	while (ok && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(d = elf_getdata(scn, NULL)))
+			continue;
+		if (sh.sh_type == SHT_DYNAMIC) {
+			for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Dyn dyn;
+				const char *name;
+
+				if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag != DT_NEEDED)
+					continue;
+				name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+				if (name && needs_sanitizer(name)) {
+					snprintf(why, whylen, "built with a sanitizer (%s)", name);
+					ok = 0;
+				}
+			}
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			/* An executable that exports malloc comes before any
+			 * preloaded library in symbol lookup (a static
+			 * sanitizer runtime, a linked-in allocator). */
+			for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym sym;
+				const char *name;
+
+				if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+					continue;
+				name = elf_strptr(elf, sh.sh_link, sym.st_name);
+				if (name && !strcmp(name, "malloc")) {
+					snprintf(why, whylen, "defines its own malloc");
+					ok = 0;
+					break;
+				}
+			}
+		}
+	}
+cleanup:
+	elf_end(elf);
+	return ok;
+}
+
+int nsk_alloc_sampler__resolve(const char *path, char *out, size_t outlen)
+{
+	char next[PATH_MAX];
+
+	snprintf(out, outlen, "%s", path);
+	/* #! lines, as the kernel follows them (it allows 4 levels) */
+	for (int depth = 0; depth < 5; depth++) {
+		int fd = open(out, O_RDONLY | O_CLOEXEC), err;
+
+		if (fd < 0)
+			return -errno;
+		err = shebang(fd, next, sizeof(next));
+		close(fd);
+		if (err || !*next)
+			return err;
+		snprintf(out, outlen, "%s", next);
+	}
+	return -ELOOP;
+}
+
+int nsk_alloc_sampler__program_ok(const char *path, char *why, size_t whylen)
+{
+	char elf[PATH_MAX];
+	struct stat st;
+	int fd, ok;
+
+	*why = '\0';
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	ok = nsk_alloc_sampler__resolve(path, elf, sizeof(elf));
+	if (ok)
+		return ok;
+	fd = open(elf, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		ok = -errno;
+	} else if (st.st_mode & (S_ISUID | S_ISGID)) {
+		snprintf(why, whylen, "set-user-ID or set-group-ID");
+		ok = 0;
+	} else {
+		ok = elf_ok(fd, why, whylen);
+	}
+	close(fd);
+	return ok;
+}
+
+/* Whether the NUL-separated environment env (len bytes) preloads lib. */
+static int env_preloads(const char *env, size_t len, const char *lib)
+{
+	for (const char *p = env; p < env + len; p += strlen(p) + 1)
+		if (!strncmp(p, "LD_PRELOAD=", 11) && strstr(p + 11, lib))
+			return 1;
+	return 0;
+}
+
+/* AT_SECURE of pid's auxiliary vector: 1 secure, 0 not, -errno. */
+static int secure_mode(uint32_t pid)
+{
+	char path[64];
+	uint64_t av[2 * 64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/auxv", pid);
+	n = nsk_read_file(path, (char *)av, sizeof(av));
+	if (n < 0)
+		return (int)n;
+	for (size_t i = 0; i + 1 < (size_t)n / sizeof(uint64_t); i += 2)
+		if (av[i] == 23 /* AT_SECURE */)
+			return av[i + 1] != 0;
+	return 0;
+}
+
+int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, char *why,
+				  size_t whylen)
+{
+	char path[64], *buf;
+	ssize_t n;
+	int ok, sec;
+
+	*why = '\0';
+	buf = malloc(1 << 20);
+	if (!buf)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	n = nsk_read_file(path, buf, 1 << 20);
+	if (n < 0) {
+		ok = (int)n;
+		goto cleanup;
+	}
+	if (strstr(buf, lib)) {
+		ok = 1;
+		goto cleanup;
+	}
+	snprintf(path, sizeof(path), "/proc/%u/environ", pid);
+	n = nsk_read_file(path, buf, 1 << 20);
+	if (n < 0) {
+		ok = (int)n;
+		goto cleanup;
+	}
+	if (!env_preloads(buf, (size_t)n, lib)) {
+		snprintf(why, whylen, "its environment does not preload the sampler");
+		ok = 0;
+		goto cleanup;
+	}
+	sec = secure_mode(pid);
+	if (sec) {
+		if (sec > 0)
+			snprintf(why, whylen, "runs in secure mode (set-user-ID)");
+		ok = sec > 0 ? 0 : sec;
+		goto cleanup;
+	}
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	ok = nsk_alloc_sampler__program_ok(path, why, whylen);
+cleanup:
+	free(buf);
+	return ok;
+}
