@@ -3,7 +3,8 @@
  *
  * A launched program is forked at once but waits on a pipe; the recorder
  * puts its pid in the target map, starts every probe, and only then writes
- * the byte that lets it exec.  If anything fails before that, closing the
+ * the message that lets it exec, with the environment the signals asked
+ * for (the allocation sampler's LD_PRELOAD).  If anything fails before that, closing the
  * pipe makes the child exit without running the program.  A pidfd tells
  * the event loop when the target ended, for a child or a stranger alike.
  */
@@ -77,52 +78,47 @@ static int find_program(struct nsk_session *s, const char *prog)
 	return nsk_session__fail(s, -ENOENT, "%s: program not found (searched PATH)", prog);
 }
 
-static int read_full(int fd, void *buf, size_t len)
-{
-	for (size_t got = 0; got < len;) {
-		ssize_t r = read(fd, (char *)buf + got, len - got);
+/* The go message: 'g', a 32-bit length and NAME=value strings, the
+ * environment the signals asked for.  It is written at once and fits in
+ * PIPE_BUF, so one read takes it whole: the program's syscalls then start
+ * at its exec as they did before there was an environment to pass. */
+#define GO_MAX 4096
 
+static int child_go(int rfd)
+{
+	char msg[GO_MAX + 1], *p, *end;
+	ssize_t got = 0, r;
+	uint32_t len = 0;
+
+	while (got < 5 || got < 5 + (ssize_t)len) {
+		r = read(rfd, msg + got, GO_MAX - (size_t)got);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
+		if (r <= 0 || msg[0] != 'g')
 			return -1;
-		got += (size_t)r;
+		got += r;
+		if (got >= 5) {
+			memcpy(&len, msg + 1, sizeof(len));
+			if (len > GO_MAX - 5)
+				return -1;
+		}
 	}
-	return 0;
-}
-
-/* The environment the signals asked for, sent after the go byte as a
- * length and NAME=value strings. */
-static int child_env(int rfd)
-{
-	uint32_t len;
-	char *env, *p;
-
-	if (read_full(rfd, &len, sizeof(len)))
-		return -1;
-	if (!len)
-		return 0;
-	env = malloc(len);
-	if (!env || read_full(rfd, env, len) || env[len - 1])
-		return -1;
-	for (p = env; p < env + len;) {
+	msg[got] = '\0';
+	for (p = msg + 5, end = msg + 5 + len; p < end;) {
 		char *eq = strchr(p, '='), *next = p + strlen(p) + 1;
 
-		if (!eq)
+		if (!eq || next > end)
 			return -1;
 		*eq = '\0';
 		if (setenv(p, eq + 1, 1))
 			return -1;
 		p = next;
 	}
-	free(env);
 	return 0;
 }
 
 static void child(struct nsk_session *s, int rfd)
 {
-	char go;
-
 	/* The recorder's dispositions must not leak into the program. */
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
@@ -132,7 +128,7 @@ static void child(struct nsk_session *s, int rfd)
 	 * stderr instead. */
 	if (!strcmp(s->opts.output, "-") && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 		_exit(127);
-	if (read(rfd, &go, 1) != 1 || child_env(rfd))
+	if (child_go(rfd))
 		_exit(127); /* the recorder gave up */
 	close(rfd);
 	execvp(s->opts.argv[0], s->opts.argv);
@@ -201,9 +197,8 @@ int nsk_session__launch_env(struct nsk_session *s, const char *name,
 
 	if (!s->launched || s->go_fd < 0 || strchr(name, '='))
 		return -EINVAL;
-	/* the pipe holds it until the child reads (64 KiB by default) */
-	if (s->launch_env_len + add > 32768)
-		return -E2BIG;
+	if (5 + s->launch_env_len + add > GO_MAX)
+		return -E2BIG; /* see child_go() */
 	grown = realloc(s->launch_env, s->launch_env_len + add);
 	if (!grown)
 		return -ENOMEM;
@@ -216,6 +211,7 @@ int nsk_session__launch_env(struct nsk_session *s, const char *name,
 int nsk_target__release(struct nsk_session *s)
 {
 	uint64_t now = nsk_session__now();
+	char msg[GO_MAX];
 	uint32_t len;
 	int err;
 
@@ -227,8 +223,11 @@ int nsk_target__release(struct nsk_session *s)
 	if (err)
 		return err;
 	len = (uint32_t)s->launch_env_len;
-	if (write(s->go_fd, "g", 1) != 1 || write(s->go_fd, &len, sizeof(len)) != sizeof(len) ||
-	    (len && write(s->go_fd, s->launch_env, len) != (ssize_t)len))
+	msg[0] = 'g';
+	memcpy(msg + 1, &len, sizeof(len));
+	if (len)
+		memcpy(msg + 5, s->launch_env, len);
+	if (write(s->go_fd, msg, 5 + len) != (ssize_t)(5 + len))
 		return nsk_session__fail(s, -errno, "cannot start %s: %s",
 					 s->opts.argv[0], strerror(errno));
 	close(s->go_fd);
