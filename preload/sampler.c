@@ -45,11 +45,15 @@ EXPORT void *pvalloc(size_t size);
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* The probe points: a 5-byte nop (the kernel can optimize a uprobe on it
- * into a call) and a return.  Protected: calls from here bind locally,
- * without a PLT stub, and the symbols stay in .dynsym for the recorder. */
+/* The probe points: an instruction the kernel emulates in the uprobe trap
+ * (no single-step out of line), and a return.  Not the 5-byte nop that
+ * kernels 6.16+ turn into a call to a trampoline page: on 6.18 a forked
+ * child does not inherit that page and dies at its next sampled call
+ * (SIGSEGV at the page's address, seen with dash).  Protected: calls from
+ * here bind locally, without a PLT stub, and the symbols stay in .dynsym
+ * for the recorder. */
 #if defined(__x86_64__)
-#define PROBE_NOP ".byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+#define PROBE_NOP "push %rbp\npop %rbp\n"
 #else
 #define PROBE_NOP "nop\n"
 #endif

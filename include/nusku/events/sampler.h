@@ -3,10 +3,10 @@
  * and how record/alloc.c finds them.
  *
  * The library interposes the malloc family, samples by bytes in the
- * process, and calls one of two empty functions only for what it sampled.
- * Each starts with a 5-byte nop, so the kernel can turn its uprobe into a
- * call (x86-64, 6.16+) instead of a trap.  The arguments are plain
- * registers (x86-64 SysV order):
+ * process, and calls one of two empty functions only for what it sampled
+ * (their first instruction is one the kernel emulates in the trap, see
+ * preload/sampler.c).  The arguments are plain registers (x86-64 SysV
+ * order):
  *
  *   nusku_sampler_alloc(addr, size, weight, fn, frame, dropped)
  *     addr    the block returned, 0 when the call failed
