@@ -18,6 +18,7 @@
 #include "record/intern.h"
 #include "record/kallsyms.h"
 #include "record/maps.h"
+#include "record/own.h"
 #include "record/session_int.h"
 #include "record/symbols.h"
 #include <nusku/events/common.h>
@@ -258,6 +259,27 @@ out:
 	if (key != stack_buf)
 		free(key);
 	return id;
+}
+
+int nsk_session__own_sample(struct nsk_session *s, const uint64_t *kips,
+			    uint32_t nk, uint64_t user_leaf, uint64_t xol)
+{
+	const char *name, *module;
+
+	/* the uprobes page is one page: the return trampoline and the slots
+	 * instructions are single-stepped in */
+	if (xol && user_leaf - xol < 4096)
+		return 1;
+	for (uint32_t i = 0; i < nk; i++) {
+		uint64_t addr = kips[i] - (i > 0);
+
+		if (nsk_own__prog_at(s->own, addr))
+			return 1;
+		if (s->ksyms && nsk_kallsyms__find(s->ksyms, addr, &name, &module) &&
+		    nsk_own__machinery(name, i + 1 == nk))
+			return 1;
+	}
+	return 0;
 }
 
 int nsk_session__warm_module(struct nsk_session *s, const char *path)

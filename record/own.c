@@ -1,0 +1,291 @@
+/* Nusku's own cost (record/own.h).
+ *
+ * Our programs are found by the fds this process holds (every skeleton
+ * keeps its programs' fds open), so no signal has to register anything,
+ * and a program loaded later is found by the next scan.  Their JIT images
+ * (bpf_prog_info.jited_ksyms / jited_func_lens, one range per subprogram)
+ * identify a kernel frame as ours by address, which needs no kallsyms
+ * entry: /proc/kallsyms may have been read before the programs loaded.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "record/own.h"
+
+struct range {
+	uint64_t start, end;
+};
+
+struct nsk_own {
+	int stats_fd;	/* BPF_ENABLE_STATS; -1 when off */
+	int stats_err;
+	uint32_t *ids;	/* program ids seen (a program has one image) */
+	size_t nids, ids_cap;
+	struct range *ranges; /* sorted by start */
+	size_t nranges, ranges_cap;
+};
+
+int nsk_own__new(struct nsk_own **out)
+{
+	struct nsk_own *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return -ENOMEM;
+	o->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (o->stats_fd < 0) {
+		o->stats_err = -errno;
+		o->stats_fd = -1;
+	}
+	*out = o;
+	return 0;
+}
+
+void nsk_own__free(struct nsk_own *o)
+{
+	if (!o)
+		return;
+	if (o->stats_fd >= 0)
+		close(o->stats_fd);
+	free(o->ids);
+	free(o->ranges);
+	free(o);
+}
+
+int nsk_own__stats_error(const struct nsk_own *o)
+{
+	return o->stats_fd >= 0 ? 0 : o->stats_err;
+}
+
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap ? *cap * 2 : 32;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	q = realloc(*p, c * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Calls fn for every BPF program fd this process holds; stops at the
+ * first nonzero return. */
+static int for_each_prog_fd(int (*fn)(void *ctx, int fd), void *ctx)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		char link[64];
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		if (strcmp(link, "anon_inode:bpf-prog"))
+			continue;
+		err = fn(ctx, atoi(de->d_name));
+	}
+	closedir(d);
+	return err;
+}
+
+static int seen(struct nsk_own *o, uint32_t id)
+{
+	for (size_t i = 0; i < o->nids; i++)
+		if (o->ids[i] == id)
+			return 1;
+	return 0;
+}
+
+static int learn(void *ctx, int fd)
+{
+	struct nsk_own *o = ctx;
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info), n;
+	__u64 *ksyms = NULL;
+	__u32 *lens = NULL;
+	int err;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0; /* gone meanwhile */
+	if (seen(o, info.id))
+		return 0;
+	n = info.nr_jited_ksyms;
+	if (n != info.nr_jited_func_lens)
+		n = 0;
+	if (n) {
+		ksyms = calloc(n, sizeof(*ksyms));
+		lens = calloc(n, sizeof(*lens));
+		if (!ksyms || !lens) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		memset(&info, 0, sizeof(info));
+		info.nr_jited_ksyms = n;
+		info.nr_jited_func_lens = n;
+		info.jited_ksyms = (__u64)(uintptr_t)ksyms;
+		info.jited_func_lens = (__u64)(uintptr_t)lens;
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			n = 0;
+	}
+	err = grow((void **)&o->ids, &o->ids_cap, o->nids, sizeof(*o->ids));
+	if (err)
+		goto cleanup;
+	o->ids[o->nids++] = info.id;
+	for (__u32 i = 0; i < n; i++) {
+		if (!ksyms[i] || !lens[i])
+			continue; /* addresses hidden (kptr_restrict) */
+		err = grow((void **)&o->ranges, &o->ranges_cap, o->nranges,
+			   sizeof(*o->ranges));
+		if (err)
+			goto cleanup;
+		o->ranges[o->nranges++] = (struct range){ ksyms[i],
+							  ksyms[i] + lens[i] };
+	}
+	err = 0;
+cleanup:
+	free(ksyms);
+	free(lens);
+	return err;
+}
+
+int nsk_own__scan(struct nsk_own *o)
+{
+	int err = for_each_prog_fd(learn, o);
+
+	qsort(o->ranges, o->nranges, sizeof(*o->ranges), cmp_range);
+	return err;
+}
+
+int nsk_own__prog_at(const struct nsk_own *o, uint64_t addr)
+{
+	size_t lo = 0, hi = o ? o->nranges : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < o->ranges[mid].start)
+			hi = mid;
+		else if (addr >= o->ranges[mid].end)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/* The functions that exist to run probes.  A uprobe in the target is
+ * ours (Nusku cannot tell another tracer's uprobe from its own; inside a
+ * recording it is almost always its own), and so is a BPF program run
+ * from a tracepoint or a perf event: the dispatch before and after the
+ * program is what the probe costs.  Prefixes end in '*'. */
+static const char *const machinery[] = {
+	"uprobe_*",		/* uprobe_notify_resume, uprobe_prog_run,
+				 * uprobe_dispatcher, uprobe_handle_trampoline,
+				 * uprobe_multi_link_*handler, uprobe_mmap ... */
+	"uretprobe_*",		/* uretprobe_dispatcher */
+	"__uprobe_*",
+	"handle_swbp",		/* the breakpoint hit */
+	"handler_chain",	/* its consumers */
+	"handle_uretprobe_chain",
+	"find_active_uprobe*",
+	"arch_uprobe_*",	/* single-step, return-address hijack */
+	"arch_uretprobe_*",
+	"__x64_sys_uretprobe",	/* the return trampoline's syscall */
+	"__ia32_sys_uretprobe",
+	"__do_sys_uretprobe",
+	"__x64_sys_uprobe",	/* the optimized-uprobe syscall */
+	"__do_sys_uprobe",
+	"bpf_trace_run*",	/* raw_tp and tp_btf programs */
+	"__bpf_trace_*",
+	"trace_call_bpf",	/* tracepoint programs */
+	"bpf_overflow_handler", /* perf_event programs */
+	NULL
+};
+
+int nsk_own__machinery(const char *name, int outermost)
+{
+	/* int3 taken from user space: a uprobe breakpoint (a debugger's
+	 * would stop the program, not run through here on every call) */
+	if (outermost && (!strcmp(name, "asm_exc_int3") || !strcmp(name, "exc_int3")))
+		return 1;
+	for (int i = 0; machinery[i]; i++) {
+		size_t len = strlen(machinery[i]);
+
+		if (machinery[i][len - 1] == '*' ?
+			    !strncmp(name, machinery[i], len - 1) :
+			    !strcmp(name, machinery[i]))
+			return 1;
+	}
+	return 0;
+}
+
+struct cost_ctx {
+	struct nsk_own_cost *c;
+	void (*visit)(void *ctx, const char *name, uint64_t run_ns,
+		      uint64_t runs);
+	void *ctx;
+	uint32_t *ids; /* counted already */
+	size_t nids, cap;
+};
+
+static int add_cost(void *ctx, int fd)
+{
+	struct cost_ctx *cc = ctx;
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	for (size_t i = 0; i < cc->nids; i++)
+		if (cc->ids[i] == info.id)
+			return 0;
+	if (grow((void **)&cc->ids, &cc->cap, cc->nids, sizeof(*cc->ids)))
+		return -ENOMEM;
+	cc->ids[cc->nids++] = info.id;
+	cc->c->run_ns += info.run_time_ns;
+	cc->c->runs += info.run_cnt;
+	cc->c->progs++;
+	if (cc->visit)
+		cc->visit(cc->ctx, info.name, info.run_time_ns, info.run_cnt);
+	return 0;
+}
+
+int nsk_own__cost(struct nsk_own *o, struct nsk_own_cost *c,
+		  void (*visit)(void *ctx, const char *name, uint64_t run_ns,
+				uint64_t runs),
+		  void *ctx)
+{
+	struct cost_ctx cc = { c, visit, ctx, NULL, 0, 0 };
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->stats = o && o->stats_fd >= 0;
+	err = for_each_prog_fd(add_cost, &cc);
+	free(cc.ids);
+	return err;
+}
