@@ -1,14 +1,26 @@
 /* Nusku's own cost (record/own.h).
  *
  * Our programs are found by the fds this process holds (every skeleton
- * keeps its programs' fds open), so no signal has to register anything,
- * and a program loaded later is found by the next scan.  Their JIT images
+ * keeps its programs' fds open), so no signal has to register anything;
+ * their run time is the recording's cost.  Their JIT images
  * (bpf_prog_info.jited_ksyms / jited_func_lens, one range per subprogram)
- * identify a kernel frame as ours by address, which needs no kallsyms
+ * identify a kernel frame as a probe by address, which needs no kallsyms
  * entry: /proc/kallsyms may have been read before the programs loaded.
+ *
+ * The images of every other program on the system are learned too, by
+ * id: those of probe type (tracepoint, raw tracepoint, perf event,
+ * kprobe/uprobe, tracing) count as probes, since another tracer's program
+ * on the same hook (a second recorder) runs through the same machinery,
+ * which is matched by name and cannot be told apart, and where the
+ * kernel's unwinder stops in a program's image (interrupted in a thunk it
+ * called) the image is all a stack shows.  Programs of other kinds
+ * (cgroup, socket, XDP) are the program's own business and stay as they
+ * are; an image no scan saw (a short-lived tracer's, gone by the time of
+ * the rescan) is taken for a probe's.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +32,7 @@
 
 struct range {
 	uint64_t start, end;
+	int probe; /* 1 a probe program's image, -1 another kind's */
 };
 
 struct nsk_own {
@@ -29,6 +42,8 @@ struct nsk_own {
 	size_t nids, ids_cap;
 	struct range *ranges; /* sorted by start */
 	size_t nranges, ranges_cap;
+	uint64_t scanned_ns; /* last scan, for rescans on a miss */
+	int scanning_others; /* learn(): programs of other processes */
 };
 
 int nsk_own__new(struct nsk_own **out)
@@ -120,12 +135,23 @@ static int seen(struct nsk_own *o, uint32_t id)
 	return 0;
 }
 
+/* Probe programs: what runs on a tracepoint, a perf event, a k/uprobe. */
+static int is_probe_type(__u32 type)
+{
+	return type == BPF_PROG_TYPE_KPROBE || type == BPF_PROG_TYPE_TRACEPOINT ||
+	       type == BPF_PROG_TYPE_PERF_EVENT ||
+	       type == BPF_PROG_TYPE_RAW_TRACEPOINT ||
+	       type == BPF_PROG_TYPE_RAW_TRACEPOINT_WRITABLE ||
+	       type == BPF_PROG_TYPE_TRACING;
+}
+
 static int learn(void *ctx, int fd)
 {
 	struct nsk_own *o = ctx;
 	struct bpf_prog_info info = { 0 };
 	__u32 len = sizeof(info), n;
 	__u64 *ksyms = NULL;
+	int kind;
 	__u32 *lens = NULL;
 	int err;
 
@@ -133,6 +159,7 @@ static int learn(void *ctx, int fd)
 		return 0; /* gone meanwhile */
 	if (seen(o, info.id))
 		return 0;
+	kind = !o->scanning_others || is_probe_type(info.type) ? 1 : -1;
 	n = info.nr_jited_ksyms;
 	if (n != info.nr_jited_func_lens)
 		n = 0;
@@ -164,7 +191,7 @@ static int learn(void *ctx, int fd)
 		if (err)
 			goto cleanup;
 		o->ranges[o->nranges++] = (struct range){ ksyms[i],
-							  ksyms[i] + lens[i] };
+							  ksyms[i] + lens[i], kind };
 	}
 	err = 0;
 cleanup:
@@ -173,12 +200,52 @@ cleanup:
 	return err;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Every program on the system, by id (needs CAP_SYS_ADMIN; without it,
+ * ours are all we know). */
+static int learn_others(struct nsk_own *o)
+{
+	__u32 id = 0;
+	int err = 0;
+
+	o->scanning_others = 1;
+	while (!err && !bpf_prog_get_next_id(id, &id)) {
+		int fd;
+
+		if (seen(o, id))
+			continue;
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue; /* gone meanwhile, or not allowed */
+		err = learn(o, fd);
+		close(fd);
+	}
+	o->scanning_others = 0;
+	return err;
+}
+
 int nsk_own__scan(struct nsk_own *o)
 {
 	int err = for_each_prog_fd(learn, o);
 
+	err = err ?: learn_others(o);
 	qsort(o->ranges, o->nranges, sizeof(*o->ranges), cmp_range);
+	o->scanned_ns = now_ns();
 	return err;
+}
+
+int nsk_own__rescan(struct nsk_own *o)
+{
+	if (!o || now_ns() - o->scanned_ns < 100000000u)
+		return 0;
+	return nsk_own__scan(o);
 }
 
 int nsk_own__prog_at(const struct nsk_own *o, uint64_t addr)
@@ -193,7 +260,7 @@ int nsk_own__prog_at(const struct nsk_own *o, uint64_t addr)
 		else if (addr >= o->ranges[mid].end)
 			lo = mid + 1;
 		else
-			return 1;
+			return o->ranges[mid].probe;
 	}
 	return 0;
 }
@@ -233,6 +300,10 @@ int nsk_own__machinery(const char *name, int outermost)
 	 * would stop the program, not run through here on every call) */
 	if (outermost && (!strcmp(name, "asm_exc_int3") || !strcmp(name, "exc_int3")))
 		return 1;
+	/* the padding before a function (CONFIG_CALL_PADDING) has a symbol
+	 * of its own */
+	if (!strncmp(name, "__pfx_", 6))
+		name += 6;
 	for (int i = 0; machinery[i]; i++) {
 		size_t len = strlen(machinery[i]);
 

@@ -21,11 +21,18 @@ struct nsk_own;
 int nsk_own__new(struct nsk_own **out);
 void nsk_own__free(struct nsk_own *o);
 
-/* Learns the BPF programs this process holds and their JIT images.  Call
- * once every signal is loaded; -errno. */
+/* Learns the BPF programs this process holds, and the probe-type
+ * programs of the system (tracepoint, perf event, k/uprobe, tracing: a
+ * second tracer on the same hooks runs through the same machinery), with
+ * their JIT images.  Call once every signal is loaded; -errno. */
 int nsk_own__scan(struct nsk_own *o);
+/* Scans again, at most every 100 ms: for a kernel frame in BPF code
+ * (kallsyms module "bpf") that no known image holds. */
+int nsk_own__rescan(struct nsk_own *o);
 
-/* 1 when addr is inside the JIT image of one of our programs. */
+/* 1 when addr is inside the JIT image of a probe program (ours or a
+ * probe-type program of another tracer), -1 inside another kind of
+ * program's (cgroup, socket, XDP), 0 in no image a scan saw. */
 int nsk_own__prog_at(const struct nsk_own *o, uint64_t addr);
 
 /* 1 when a kernel function is part of the machinery that runs probes

@@ -273,11 +273,21 @@ int nsk_session__own_sample(struct nsk_session *s, const uint64_t *kips,
 	for (uint32_t i = 0; i < nk; i++) {
 		uint64_t addr = kips[i] - (i > 0);
 
-		if (nsk_own__prog_at(s->own, addr))
+		int prog = nsk_own__prog_at(s->own, addr);
+
+		if (prog)
+			return prog > 0;
+		if (!s->ksyms || !nsk_kallsyms__find(s->ksyms, addr, &name, &module))
+			continue;
+		if (nsk_own__machinery(name, i + 1 == nk))
 			return 1;
-		if (s->ksyms && nsk_kallsyms__find(s->ksyms, addr, &name, &module) &&
-		    nsk_own__machinery(name, i + 1 == nk))
-			return 1;
+		/* BPF code no scan saw: a program loaded since (kallsyms, read
+		 * at the start, may give an older program's name), or one
+		 * already gone, most likely a short-lived tracer's probe */
+		if (!strcmp(module, "bpf")) {
+			nsk_own__rescan(s->own);
+			return nsk_own__prog_at(s->own, addr) >= 0;
+		}
 	}
 	return 0;
 }
