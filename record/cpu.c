@@ -76,7 +76,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 	if (size < NSK_EV_CPU_SAMPLE_HDR_SIZE || e->hdr.type != NSK_EV_CPU_SAMPLE ||
 	    e->nkernel > NSK_MAX_STACK_DEPTH || e->nuser > NSK_MAX_STACK_DEPTH ||
 	    NSK_EV_CPU_SAMPLE_HDR_SIZE + (e->nkernel + e->nuser) * 8ull +
-			    e->ustack.len > size)
+			    e->ustack.len > size || e->ustack.len > NSK_USTACK_MAX)
 		return 0;
 	if (e->flags & NSK_EV_CPU_USTACK_ERR)
 		flags |= NSK_STACK_USER_ERROR;
@@ -84,8 +84,6 @@ static int on_sample(void *ctx, void *data, size_t size)
 		flags |= NSK_STACK_TRUNCATED;
 	memcpy(uips, &e->ips[e->nkernel], e->nuser * sizeof(*uips));
 	bytes = (const uint8_t *)&e->ips[e->nkernel + e->nuser];
-	if (e->ustack.len > sizeof(st->copy))
-		return 0;
 	if (e->xol && e->nuret && restore_returns(e, uips, bytes, st->copy))
 		bytes = st->copy;
 	if (nsk_session__own_sample(st->s, (const uint64_t *)e->ips, e->nkernel,

@@ -272,11 +272,12 @@ int nsk_session__own_sample(struct nsk_session *s, const uint64_t *kips,
 		return 1;
 	for (uint32_t i = 0; i < nk; i++) {
 		uint64_t addr = kips[i] - (i > 0);
-
 		int prog = nsk_own__prog_at(s->own, addr);
 
-		if (prog)
-			return prog > 0;
+		if (prog > 0)
+			return 1;
+		if (prog < 0) /* a cgroup, socket or XDP program */
+			continue;
 		if (!s->ksyms || !nsk_kallsyms__find(s->ksyms, addr, &name, &module))
 			continue;
 		if (nsk_own__machinery(name, i + 1 == nk))
@@ -284,10 +285,11 @@ int nsk_session__own_sample(struct nsk_session *s, const uint64_t *kips,
 		/* BPF code no scan saw: a program loaded since (kallsyms, read
 		 * at the start, may give an older program's name), or one
 		 * already gone, most likely a short-lived tracer's probe */
-		if (!strcmp(module, "bpf")) {
-			nsk_own__rescan(s->own);
-			return nsk_own__prog_at(s->own, addr) >= 0;
-		}
+		if (strcmp(module, "bpf"))
+			continue;
+		nsk_own__rescan(s->own);
+		if (nsk_own__prog_at(s->own, addr) >= 0)
+			return 1;
 	}
 	return 0;
 }
