@@ -164,6 +164,33 @@ static uint64_t unmapped_frame(struct nsk_session *s, uint32_t pid,
 	return cache(s, &k, emit_frame(s, &f));
 }
 
+/* A return address that is the uretprobe trampoline (the first bytes of
+ * the uprobes page): a pending uretprobe's, in a stack copy whose real
+ * return address was not put back (record/cpu.c does it for CPU samples).
+ * Named for what it is; the unwind cannot go past it. */
+static uint64_t trampoline_frame(struct nsk_session *s, uint32_t pid,
+				 const struct nsk_aspace *as, uint64_t addr)
+{
+	struct frame_key k = { KEY_UNMAPPED, pid, addr, as->read_at };
+	struct nsk_rec_frame f = { .addr = addr };
+	uint64_t id = nsk_intern__find(s->frames, &k, sizeof(k));
+
+	if (id)
+		return id;
+	f.function_id = nsk_session__string(s, "[uretprobe trampoline]");
+	f.module_id = nsk_session__string(s, "[uprobes]");
+	return cache(s, &k, emit_frame(s, &f));
+}
+
+static int is_trampoline(struct nsk_aspace *as, uint64_t addr)
+{
+	/* addr is a return address - 1: the page starts right after it */
+	struct nsk_map *m = nsk_aspace__find(as, addr + 1);
+
+	return m && m->start == addr + 1 && !m->file &&
+	       !strcmp(nsk_module__name(m->mod), "[uprobes]");
+}
+
 static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
 			   uint64_t addr)
 {
@@ -197,6 +224,8 @@ static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
 			if ((m = nsk_aspace__find(o, addr)))
 				as = o;
 	}
+	if (!m && as && is_trampoline(as, addr))
+		return trampoline_frame(s, pid, as, addr);
 	if (!m)
 		return unmapped_frame(s, pid, as, addr);
 	return module_frame(s, as, m,
