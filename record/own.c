@@ -355,7 +355,6 @@ int nsk_own__cost(struct nsk_own *o, struct nsk_own_cost *c,
 	int err;
 
 	memset(c, 0, sizeof(*c));
-	c->stats = o && o->stats_fd >= 0;
 	err = for_each_prog_fd(add_cost, &cc);
 	free(cc.ids);
 	return err;

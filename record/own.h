@@ -45,7 +45,6 @@ struct nsk_own_cost {
 	uint64_t run_ns; /* run time of our programs, summed */
 	uint64_t runs;	 /* how many times they ran */
 	uint32_t progs;	 /* programs read */
-	int stats;	 /* 1: statistics were on; 0: run_ns means nothing */
 };
 
 /* Our programs' run time so far (bpf_obj_get_info_by_fd; libbpf 1.1 has no bpf_prog_get_info_by_fd).  Visits each
