@@ -11,6 +11,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
 #include "target.bpf.h"
 #include "ustack.bpf.h"
@@ -49,6 +50,37 @@ static __always_inline void count_lost(__u32 what)
 		*n += 1; /* per CPU, and this program does not nest */
 }
 
+/* The uprobes page and the uretprobes pending in the current thread
+ * (task->utask->return_instances, innermost first): while a uretprobe is
+ * pending, the return address on the user stack is its trampoline's.  The
+ * kernel puts the real ones back in the frame-pointer walk it hands us
+ * (since 6.12); the stack copy for DWARF is raw memory, so user space
+ * needs them.  Read here, in the sampled thread, the list cannot change
+ * under us except where the sample is inside the uprobe code itself. */
+static __always_inline void pending_returns(struct nsk_ev_cpu_sample *e)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct return_instance *ri;
+	struct xol_area *area;
+
+	e->xol = 0;
+	e->nuret = 0;
+	e->pad = 0;
+	if (!bpf_core_field_exists(task->utask))
+		return;
+	area = BPF_CORE_READ(task, mm, uprobes_state.xol_area);
+	if (!area)
+		return; /* no uprobe was ever hit in this process */
+	e->xol = BPF_CORE_READ(area, vaddr);
+	ri = BPF_CORE_READ(task, utask, return_instances);
+	for (int i = 0; i < NSK_CPU_URET_MAX && ri; i++) {
+		e->uret[i].slot = BPF_CORE_READ(ri, stack);
+		e->uret[i].ret = BPF_CORE_READ(ri, orig_ret_vaddr);
+		e->nuret = i + 1;
+		ri = BPF_CORE_READ(ri, next);
+	}
+}
+
 #define STACK_BYTES (NSK_MAX_STACK_DEPTH * sizeof(__u64))
 
 SEC("perf_event")
@@ -71,6 +103,7 @@ int nsk_cpu_sample(struct bpf_perf_event_data *ctx)
 	e->tid = (__u32)id;
 	e->cpu = bpf_get_smp_processor_id();
 	e->flags = 0;
+	pending_returns(e);
 	if (kernel_stacks) {
 		n = bpf_get_stack(ctx, e->ips, STACK_BYTES, 0);
 		if (n < 0) {

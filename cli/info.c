@@ -361,6 +361,32 @@ static const char *codec_name(uint32_t c)
 
 /* ---- text ------------------------------------------------------------------ */
 
+/* The integer value of a META key; 0 when absent (*found says which). */
+static uint64_t meta_u64(const struct info *in, const char *key, int *found)
+{
+	size_t klen = strlen(key);
+
+	for (size_t i = in->nmeta; i-- > 0;)
+		if (in->meta[i].klen == klen && !memcmp(in->meta[i].key, key, klen)) {
+			*found = 1;
+			return strtoull(in->meta[i].value, NULL, 10);
+		}
+	return 0;
+}
+
+/* What the recorder's own BPF programs ran for (docs/format.md, cost.*). */
+static void print_cost(FILE *f, const struct info *in)
+{
+	int have_ns = 0, have_runs = 0;
+	uint64_t ns = meta_u64(in, "cost.bpf_run_ns", &have_ns);
+	uint64_t runs = meta_u64(in, "cost.bpf_runs", &have_runs);
+
+	if (have_ns && have_runs)
+		fprintf(f, "recording cost: %.3f ms of BPF program time over %" PRIu64
+			" runs (%" PRIu64 " ns/run)\n", (double)ns / 1e6, runs,
+			runs ? ns / runs : 0);
+}
+
 static void print_text(FILE *f, const struct info *in, const char *name)
 {
 	const struct nsk_file_info *fi = nsk_reader__info(in->rd);
@@ -380,6 +406,7 @@ static void print_text(FILE *f, const struct info *in, const char *name)
 		put_text(f, in->meta[i].value, in->meta[i].vlen);
 		fputc('\n', f);
 	}
+	print_cost(f, in);
 	if (in->have_clock) {
 		fmt_wall(wall, sizeof(wall), in->clock.realtime_ns);
 		fprintf(f, "clock:      monotonic %" PRIu64 ".%09" PRIu64 " s = %s\n",

@@ -30,24 +30,65 @@ struct cpu_state {
 	int ncpu;
 	int lost_fd;
 	uint64_t lost_seen[NSK_CPU_LOST_MAX];
+	uint8_t copy[NSK_USTACK_MAX]; /* a stack copy with returns restored */
 };
+
+/* Puts the real return addresses back where a pending uretprobe left its
+ * trampoline's: in the frame-pointer walk (kernels before 6.12 leave them
+ * there) and in the stack copy, at the exact slots the kernel hijacked.
+ * Fills ips and copy (a private copy of e's bytes) only where it changes
+ * something; returns 1 when the copy was changed. */
+static int restore_returns(const struct nsk_ev_cpu_sample *e, uint64_t *uips,
+			   const uint8_t *bytes, uint8_t *copy)
+{
+	uint32_t n = e->nuret < NSK_CPU_URET_MAX ? e->nuret : NSK_CPU_URET_MAX;
+	uint32_t next = 0;
+	int changed = 0;
+
+	for (uint32_t i = 0; i < e->nuser && next < n; i++)
+		if (uips[i] == e->xol)
+			uips[i] = e->uret[next++].ret;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t off = e->uret[i].slot - e->ustack.sp, was;
+
+		if (e->uret[i].slot < e->ustack.sp || off + 8 > e->ustack.len)
+			continue;
+		memcpy(&was, bytes + off, 8);
+		if (was != e->xol)
+			continue; /* already returned through it */
+		if (!changed)
+			memcpy(copy, bytes, e->ustack.len);
+		memcpy(copy + off, &e->uret[i].ret, 8);
+		changed = 1;
+	}
+	return changed;
+}
 
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct cpu_state *st = ctx;
 	const struct nsk_ev_cpu_sample *e = data;
 	struct nsk_record rec = { .type = NSK_REC_SAMPLE };
+	uint64_t uips[NSK_MAX_STACK_DEPTH];
+	const uint8_t *bytes;
 	uint32_t flags = 0;
 
 	if (size < NSK_EV_CPU_SAMPLE_HDR_SIZE || e->hdr.type != NSK_EV_CPU_SAMPLE ||
 	    e->nkernel > NSK_MAX_STACK_DEPTH || e->nuser > NSK_MAX_STACK_DEPTH ||
 	    NSK_EV_CPU_SAMPLE_HDR_SIZE + (e->nkernel + e->nuser) * 8ull +
-			    e->ustack.len > size)
+			    e->ustack.len > size || e->ustack.len > NSK_USTACK_MAX)
 		return 0;
 	if (e->flags & NSK_EV_CPU_USTACK_ERR)
 		flags |= NSK_STACK_USER_ERROR;
 	if (e->nuser == NSK_MAX_STACK_DEPTH)
 		flags |= NSK_STACK_TRUNCATED;
+	memcpy(uips, &e->ips[e->nkernel], e->nuser * sizeof(*uips));
+	bytes = (const uint8_t *)&e->ips[e->nkernel + e->nuser];
+	if (e->xol && e->nuret && restore_returns(e, uips, bytes, st->copy))
+		bytes = st->copy;
+	if (nsk_session__own_sample(st->s, (const uint64_t *)e->ips, e->nkernel,
+				    e->nuser ? uips[0] : e->ustack.ip, e->xol))
+		flags |= NSK_STACK_OWN;
 	rec.sample.time = e->time;
 	rec.sample.pid = e->pid;
 	rec.sample.tid = e->tid;
@@ -57,8 +98,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 	/* the stack copy, when taken, follows the ips in use */
 	rec.sample.stack_id = nsk_session__stack_copied(
 		st->s, e->pid, e->time, (const uint64_t *)e->ips, e->nkernel,
-		(const uint64_t *)e->ips + e->nkernel, e->nuser, &e->ustack,
-		&e->ips[e->nkernel + e->nuser], flags);
+		uips, e->nuser, &e->ustack, bytes, flags);
 	if (!rec.sample.stack_id) {
 		nsk_session__lost(st->s, "cpu.stack", 1);
 		return 0;

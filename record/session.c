@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@
 #include "record/spill.h"
 #include "record/proc_watch.h"
 #include "record/record.h"
+#include "record/own.h"
 #include "record/session_int.h"
 #include "record/signals.h"
 #include "record/symbols.h"
@@ -381,6 +383,7 @@ static void session_free(struct nsk_session *s)
 	nsk_symbols__free(s->syms);
 	nsk_kallsyms__free(s->ksyms);
 	nsk_kallsyms_loader__free(s->ksyms_loader);
+	nsk_own__free(s->own);
 	for (int i = 0; i < s->nlosses; i++)
 		free(s->losses[i].source);
 	free(s);
@@ -548,6 +551,39 @@ static int event_loop(struct nsk_session *s)
 	return err ? err : s->err;
 }
 
+static void prog_cost(void *ctx, const char *name, uint64_t run_ns,
+		      uint64_t runs)
+{
+	char key[64], value[64];
+
+	snprintf(key, sizeof(key), "cost.bpf.%s", name);
+	snprintf(value, sizeof(value), "%" PRIu64 " %" PRIu64, run_ns, runs);
+	meta(ctx, key, value);
+}
+
+/* What the recording cost: our programs' run time, from the kernel's
+ * statistics (docs/format.md, meta keys cost.*).  Read once the probes
+ * are quiet, before END, so a reader of a whole file finds it. */
+static void write_cost(struct nsk_session *s)
+{
+	struct nsk_own_cost c;
+	char value[64];
+	int err = s->own ? nsk_own__stats_error(s->own) : -ENOMEM;
+
+	if (err) {
+		meta(s, "cost.error", strerror(-err));
+		return;
+	}
+	if (nsk_own__cost(s->own, &c, prog_cost, s))
+		return;
+	snprintf(value, sizeof(value), "%" PRIu64, c.run_ns);
+	meta(s, "cost.bpf_run_ns", value);
+	snprintf(value, sizeof(value), "%" PRIu64, c.runs);
+	meta(s, "cost.bpf_runs", value);
+	snprintf(value, sizeof(value), "%" PRIu32, c.progs);
+	meta(s, "cost.bpf_progs", value);
+}
+
 /* Samples still in flight when the target ended are in the ring buffers:
  * drain, let each signal read its last aggregates, drain again. */
 static int finish(struct nsk_session *s)
@@ -560,6 +596,7 @@ static int finish(struct nsk_session *s)
 	drain(s);
 	poll_signals(s, 1);
 	drain(s);
+	write_cost(s);
 	now = nsk_session__now();
 	flush_losses(s, now);
 	rec.end.time = now;
@@ -603,7 +640,8 @@ static int session_init(struct nsk_session *s)
 		return -ENOMEM;
 	if (s->opts.kernel_stacks && nsk_kallsyms__load_async(&s->ksyms_loader))
 		s->ksyms_loader = NULL; /* kernel frames unresolved */
-	return 0;
+	/* before any program loads, so every run of ours is counted */
+	return nsk_own__new(&s->own);
 }
 
 static void set_signals(void)
@@ -651,6 +689,10 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	if (err)
 		goto cleanup;
 	err = start_signals(s);
+	if (err)
+		goto cleanup;
+	/* every program is loaded now: learn which are ours */
+	err = nsk_own__scan(s->own);
 	if (err)
 		goto cleanup;
 	/* kallsyms loaded meanwhile, in a thread; if it is not done, wait

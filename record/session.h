@@ -89,6 +89,14 @@ uint64_t nsk_session__stack_at(struct nsk_session *s, uint32_t pid,
 
 struct nsk_ev_ustack;
 
+/* Whether a sample was taken inside Nusku's own probes (record/own.h):
+ * a kernel frame in a probe program's image (ours, or another tracer's on
+ * the same hooks) or in the probe machinery, or a user leaf in the uprobes
+ * page (xol: its address, 0 unknown).  The
+ * caller then adds NSK_STACK_OWN to the stack's flags. */
+int nsk_session__own_sample(struct nsk_session *s, const uint64_t *kernel_ips,
+			    uint32_t nkernel, uint64_t user_leaf, uint64_t xol);
+
 /* Like nsk_session__stack_at, with the copy of the user stack a signal
  * took: its registers and length (include/nusku/events/ustack.h; NULL or
  * len 0 when it took none) and the copied bytes.

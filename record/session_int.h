@@ -18,6 +18,7 @@ struct nsk_kallsyms_loader;
 struct nsk_aspace;
 struct proc_bpf;
 struct nsk_proc_watch;
+struct nsk_own;
 
 #define NSK_SESSION_MAX_SIGNALS 16
 #define NSK_SESSION_MAX_LOSSES 64
@@ -52,6 +53,7 @@ struct nsk_session {
 	struct nsk_kallsyms *ksyms; /* taken at the first kernel frame */
 	struct nsk_kallsyms_loader *ksyms_loader; /* loading meanwhile */
 	int ksyms_tried;
+	struct nsk_own *own; /* our programs, their run time (own.h) */
 	uint64_t emitted; /* records, for ticking the writer in long drains */
 	struct nsk_unwinder *unwinder; /* DWARF, made on first use (ustack.c) */
 	struct nsk_intern *fp_cache;   /* (module, address) -> keeps frame pointers */

@@ -18,6 +18,7 @@
 #include "record/intern.h"
 #include "record/kallsyms.h"
 #include "record/maps.h"
+#include "record/own.h"
 #include "record/session_int.h"
 #include "record/symbols.h"
 #include <nusku/events/common.h>
@@ -163,6 +164,33 @@ static uint64_t unmapped_frame(struct nsk_session *s, uint32_t pid,
 	return cache(s, &k, emit_frame(s, &f));
 }
 
+/* A return address that is the uretprobe trampoline (the first bytes of
+ * the uprobes page): a pending uretprobe's, in a stack copy whose real
+ * return address was not put back (record/cpu.c does it for CPU samples).
+ * Named for what it is; the unwind cannot go past it. */
+static uint64_t trampoline_frame(struct nsk_session *s, uint32_t pid,
+				 const struct nsk_aspace *as, uint64_t addr)
+{
+	struct frame_key k = { KEY_UNMAPPED, pid, addr, as->read_at };
+	struct nsk_rec_frame f = { .addr = addr };
+	uint64_t id = nsk_intern__find(s->frames, &k, sizeof(k));
+
+	if (id)
+		return id;
+	f.function_id = nsk_session__string(s, "[uretprobe trampoline]");
+	f.module_id = nsk_session__string(s, "[uprobes]");
+	return cache(s, &k, emit_frame(s, &f));
+}
+
+static int is_trampoline(struct nsk_aspace *as, uint64_t addr)
+{
+	/* addr is a return address - 1: the page starts right after it */
+	struct nsk_map *m = nsk_aspace__find(as, addr + 1);
+
+	return m && m->start == addr + 1 && !m->file &&
+	       !strcmp(nsk_module__name(m->mod), "[uprobes]");
+}
+
 /* The mapping of addr in pid at time, and the address space it is in. */
 static struct nsk_map *map_of(struct nsk_session *s, uint32_t pid, uint64_t time,
 			      uint64_t addr, struct nsk_aspace **asp)
@@ -216,6 +244,8 @@ static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
 	struct nsk_aspace *as;
 	struct nsk_map *m = map_of(s, pid, time, addr, &as);
 
+	if (!m && as && is_trampoline(as, addr))
+		return trampoline_frame(s, pid, as, addr);
 	if (!m)
 		return unmapped_frame(s, pid, as, addr);
 	return module_frame(s, as, m,
@@ -284,6 +314,39 @@ const char *nsk_session__module_of(struct nsk_session *s, uint32_t pid,
 				   uint64_t time, uint64_t addr)
 {
 	return nsk_stacks__module_path(s, pid, time, addr);
+}
+
+int nsk_session__own_sample(struct nsk_session *s, const uint64_t *kips,
+			    uint32_t nk, uint64_t user_leaf, uint64_t xol)
+{
+	const char *name, *module;
+
+	/* the uprobes page is one page: the return trampoline and the slots
+	 * instructions are single-stepped in */
+	if (xol && user_leaf - xol < 4096)
+		return 1;
+	for (uint32_t i = 0; i < nk; i++) {
+		uint64_t addr = kips[i] - (i > 0);
+		int prog = nsk_own__prog_at(s->own, addr);
+
+		if (prog > 0)
+			return 1;
+		if (prog < 0) /* a cgroup, socket or XDP program */
+			continue;
+		if (!s->ksyms || !nsk_kallsyms__find(s->ksyms, addr, &name, &module))
+			continue;
+		if (nsk_own__machinery(name, i + 1 == nk))
+			return 1;
+		/* BPF code no scan saw: a program loaded since (kallsyms, read
+		 * at the start, may give an older program's name), or one
+		 * already gone, most likely a short-lived tracer's probe */
+		if (strcmp(module, "bpf"))
+			continue;
+		nsk_own__rescan(s->own);
+		if (nsk_own__prog_at(s->own, addr) >= 0)
+			return 1;
+	}
+	return 0;
 }
 
 int nsk_session__warm_module(struct nsk_session *s, const char *path)

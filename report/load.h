@@ -19,6 +19,9 @@
 
 #include "report/idmap.h"
 
+/* The one frame of a stack taken inside Nusku's own probes. */
+#define NSK_OWN_FRAME "[nusku]"
+
 struct nsk_load;
 typedef int (*nsk_load_fn)(struct nsk_load *ld, const struct nsk_record *rec);
 

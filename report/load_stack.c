@@ -348,6 +348,14 @@ int nsk_load__stack(struct nsk_load *ld, const struct nsk_record *rec)
 	int err;
 
 	err = forget_stack(ld, s->id);
+	if (!err && (s->flags & NSK_STACK_OWN)) {
+		/* The recorder found it inside its own probes: not the
+		 * program's code, one pseudo-frame for all of it. */
+		struct pos own = { 0 };
+
+		err = func_id(ld, NSK_OWN_FRAME, NULL, 0, 0, &own.func_id);
+		return err ?: insert_rows(ld, s->id, s->flags, &own, 1, 1);
+	}
 	for (uint32_t level = 0; level < s->frames.n && !err; level++) {
 		size_t idx;
 		uint64_t fid = s->frames.v[level];

@@ -67,6 +67,18 @@ sqlite3_stmt *nsk_report__prepare(struct nsk_report *rep, const char *fmt, ...)
 /* The recording table's integer value of key (0 when absent). */
 int64_t nsk_report__info(struct nsk_report *rep, const char *key);
 
+/* Nusku's own cost in a recording (own_cost.c). */
+struct nsk_own_summary {
+	int64_t samples;     /* selected CPU samples */
+	int64_t own_samples; /* of them, inside Nusku's probes ([nusku]) */
+	int marked;	     /* the file can mark them (format 1.1 on) */
+	int64_t run_ns;	     /* run time of Nusku's BPF programs; -1 unknown */
+	int64_t runs;	     /* their runs; -1 unknown */
+};
+int nsk_report__own(struct nsk_report *rep, struct nsk_own_summary *o);
+/* The header lines about it (without '#'), into lines[]; returns how many. */
+int nsk_report__own_text(struct nsk_report *rep, char lines[][256], int max);
+
 /* Creates the temporary views f_<table> of the selected events. */
 int nsk_filter__apply(struct nsk_report *rep);
 

@@ -235,6 +235,9 @@ static void summary_text(struct nsk_report *rep, FILE *f)
 			" without a symbol, %" PRId64 " never defined)\n",
 			unresolved + unknown, unresolved, unknown);
 	stacks_text(rep, f);
+	nwarn = nsk_report__own_text(rep, warn, 8); /* what nusku cost */
+	for (int i = 0; i < nwarn; i++)
+		fprintf(f, "# %s\n", warn[i]);
 	nwarn = file_warnings(rep, warn, 8);
 	for (int i = 0; i < nwarn; i++)
 		fprintf(f, "# WARNING: %s\n", warn[i]);
@@ -259,6 +262,7 @@ static void summary_json(struct nsk_report *rep, const char *view, FILE *f)
 	int64_t unknown = nsk_report__info(rep, "unknown_frames");
 	char file[256], warn[8][256];
 	struct lost lost[64];
+	struct nsk_own_summary own;
 	int64_t lost_total;
 	int nlost, nwarn, first = 1;
 	sqlite3_stmt *st;
@@ -294,6 +298,10 @@ static void summary_json(struct nsk_report *rep, const char *view, FILE *f)
 		PRId64 ",\n", nsk_report__info(rep, "truncated_stack_events"),
 		nsk_report__info(rep, "no_user_stack_events"),
 		nsk_report__info(rep, "no_stack_events"));
+	nsk_report__own(rep, &own); /* -1: not in the file */
+	fprintf(f, " \"own_cpu_samples\": %" PRId64 ", \"bpf_run_ns\": %" PRId64
+		", \"bpf_runs\": %" PRId64 ",\n", own.marked ? own.own_samples : -1,
+		own.run_ns, own.runs);
 	nwarn = file_warnings(rep, warn, 8);
 	fprintf(f, " \"complete\": %s, \"truncated_bytes\": %" PRId64
 		", \"corrupt_chunks\": %" PRId64 ",\n \"warnings\": [",

@@ -26,7 +26,7 @@
 #include <sys/types.h>
 
 #define NSK_FORMAT_MAJOR 1
-#define NSK_FORMAT_MINOR 0
+#define NSK_FORMAT_MINOR 1
 
 /* Record types.  Numbers are part of the file format: never reuse one. */
 enum nsk_rec_type {
@@ -140,6 +140,8 @@ enum nsk_stack_flags {
 	NSK_STACK_UNWIND_FP = 1u << 1,	/* user part from frame pointers */
 	NSK_STACK_UNWIND_DWARF = 1u << 2, /* user part from DWARF CFI */
 	NSK_STACK_USER_ERROR = 1u << 3,	/* no user stack could be taken */
+	NSK_STACK_OWN = 1u << 4,	/* taken inside Nusku's own probes (1.1):
+					 * shown as one [nusku] frame */
 };
 
 struct nsk_rec_stack {

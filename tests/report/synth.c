@@ -300,3 +300,43 @@ int synth__open(const char *path, struct nsk_writer **out)
 	}
 	return nsk_writer__new(io, NULL, out);
 }
+
+int synth__own(struct nsk_writer *w)
+{
+	static const char *const strs[] = {
+		NULL, "main", "uprobe_prog_run", "prog", "[kernel]",
+	};
+	static const uint64_t user[] = { 1 }, own[] = { 2, 1 };
+	struct nsk_record r;
+	int err = 0;
+	uint64_t i = 0;
+
+	memset(&r, 0, sizeof(r));
+	for (uint64_t id = 1; id < sizeof(strs) / sizeof(*strs) && !err; id++)
+		err = put_string(w, id, strs[id]);
+	err = err ?: put_frame(w, 1, 1, 3, 0x1000, 0, 0);
+	err = err ?: put_frame(w, 2, 2, 4, 0xffffffff81000000ull,
+			       NSK_FRAME_KERNEL, 0);
+	err = err ?: put_stack(w, 1, user, 1);
+	r.type = NSK_REC_STACK;
+	r.stack.id = 2;
+	r.stack.flags = NSK_STACK_UNWIND_FP | NSK_STACK_OWN;
+	r.stack.frames.v = own;
+	r.stack.frames.n = 2;
+	err = err ?: nsk_writer__append(w, &r);
+	for (; i < 10 && !err; i++)
+		err = put_sample(w, i, 42, 42, i < 7 ? 1 : 2);
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_META;
+	r.meta.key = B("cost.bpf_run_ns");
+	r.meta.value = B("5000000");
+	err = err ?: nsk_writer__append(w, &r);
+	r.meta.key = B("cost.bpf_runs");
+	r.meta.value = B("1000");
+	err = err ?: nsk_writer__append(w, &r);
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_END;
+	r.end.time = SYNTH_T0 + i * SYNTH_STEP;
+	r.end.records = 20;
+	return err ?: nsk_writer__append(w, &r);
+}

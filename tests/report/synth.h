@@ -17,6 +17,10 @@
 /* Writes the known recording; with_end = 0 leaves out the END record.
  * 0 or a negative errno. */
 int synth__known(struct nsk_writer *w, int with_end);
+/* Writes 10 samples, 3 of them taken inside Nusku's own probes (a stack
+ * with NSK_STACK_OWN: uprobe_prog_run <- main), and the cost META
+ * (5 ms over 1000 runs). */
+int synth__own(struct nsk_writer *w);
 /* Writes n samples at freq_hz on 4 threads over nstacks distinct stacks. */
 int synth__bench(struct nsk_writer *w, uint64_t n, unsigned freq_hz,
 		 unsigned nstacks);

@@ -425,6 +425,63 @@ START_TEST(unknown_type_and_direct_records)
 }
 END_TEST
 
+/* Nusku's own cost: the marked stack is one [nusku] row, with its share
+ * and the cost in the header (report/own_cost.c). */
+static void setup_own(void)
+{
+	struct nsk_writer *w;
+	char msg[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/nsk-report-test.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(synth__open(path, &w), 0);
+	ck_assert_int_eq(synth__own(w), 0);
+	ck_assert_int_eq(nsk_writer__close(w), 0);
+	ck_assert_int_eq(nsk_db__open(&db), 0);
+	ck_assert_msg(!nsk_load__file(db, path, msg, sizeof(msg)), "%s", msg);
+	memset(&opts, 0, sizeof(opts));
+	opts.since = opts.until = -1;
+	opts.limit = -1;
+	memset(&rep, 0, sizeof(rep));
+	rep.db = db;
+	rep.opts = &opts;
+	rep.out.fmt = NSK_FMT_CSV;
+	rep.out.width = 80;
+}
+
+START_TEST(own_one_row)
+{
+	run("stack", 0);
+	ck_assert_str_eq(out, "samples,pct,chain,function,module,path\n"
+			      "7,70,main,main,prog,main\n"
+			      "3,30,[nusku],[nusku],,[nusku]\n");
+	run("function", 0);
+	ck_assert_ptr_null(strstr(out, "uprobe_prog_run"));
+	ck_assert_ptr_nonnull(strstr(out, ",[nusku],"));
+}
+END_TEST
+
+START_TEST(own_header)
+{
+	struct nsk_own_summary o;
+
+	rep.out.fmt = NSK_FMT_TEXT;
+	run("function", 0);
+	ck_assert_ptr_nonnull(strstr(out, "# nusku's own probes: 30.0% of CPU "
+				     "samples (3 of 10, shown as [nusku])\n"));
+	ck_assert_ptr_nonnull(strstr(out, "# recording cost: 5.000 ms of BPF "
+				     "program time over 1000 runs (5000 "
+				     "ns/run)\n"));
+	ck_assert_int_eq(nsk_report__own(&rep, &o), 0);
+	ck_assert_int_eq(o.own_samples, 3);
+	ck_assert_int_eq(o.run_ns, 5000000);
+	ck_assert_int_eq(o.runs, 1000);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("report");
@@ -447,6 +504,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, sql_and_db);
 	tcase_add_test(tc, truncated);
 	tcase_add_test(tc, unknown_type_and_direct_records);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("own");
+	tcase_add_checked_fixture(tc, setup_own, teardown);
+	tcase_add_test(tc, own_one_row);
+	tcase_add_test(tc, own_header);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,9 +16,21 @@
 #define NSK_CPU_LOST_USTACK 2  /* user stack walk failed */
 #define NSK_CPU_LOST_MAX 3
 
+/* Pending uretprobes a sample reports (innermost first); deeper ones are
+ * left as the trampoline address. */
+#define NSK_CPU_URET_MAX 4
+
 /* flags */
 #define NSK_EV_CPU_USTACK_ERR 1u
 #define NSK_EV_CPU_KSTACK_ERR 2u
+
+/* A uretprobe pending in the sampled thread: the kernel replaced the
+ * return address at slot (a user stack address) with its trampoline, and
+ * ret is the real one. */
+struct nsk_ev_uret {
+	__u64 slot;
+	__u64 ret;
+};
 
 struct nsk_ev_cpu_sample {
 	struct nsk_ev_header hdr; /* NSK_EV_CPU_SAMPLE */
@@ -30,6 +42,13 @@ struct nsk_ev_cpu_sample {
 	__u32 flags;
 	__u32 nkernel;
 	__u32 nuser;
+	/* the uprobes page of the process (its first bytes are the uretprobe
+	 * trampoline), 0: none yet; and the uretprobes pending, so that user
+	 * space puts the real return addresses back into the stack copy */
+	__u64 xol;
+	__u32 nuret;
+	__u32 pad;
+	struct nsk_ev_uret uret[NSK_CPU_URET_MAX];
 	/* --call-graph dwarf/auto: registers and ustack.len bytes of user
 	 * stack, sent right after the nkernel + nuser ips in use */
 	struct nsk_ev_ustack ustack;
@@ -37,7 +56,7 @@ struct nsk_ev_cpu_sample {
 	__u8 stack_room[NSK_USTACK_ROOM];
 };
 
-#define NSK_EV_CPU_SAMPLE_HDR_SIZE 80
+#define NSK_EV_CPU_SAMPLE_HDR_SIZE 160
 _Static_assert(sizeof(struct nsk_ev_cpu_sample) ==
 		       NSK_EV_CPU_SAMPLE_HDR_SIZE + 8 * 2 * NSK_MAX_STACK_DEPTH +
 			       NSK_USTACK_ROOM,

@@ -1,0 +1,361 @@
+/* Nusku's own cost (record/own.h).
+ *
+ * Our programs are found by the fds this process holds (every skeleton
+ * keeps its programs' fds open), so no signal has to register anything;
+ * their run time is the recording's cost.  Their JIT images
+ * (bpf_prog_info.jited_ksyms / jited_func_lens, one range per subprogram)
+ * identify a kernel frame as a probe by address, which needs no kallsyms
+ * entry: /proc/kallsyms may have been read before the programs loaded.
+ *
+ * The images of every other program on the system are learned too, by
+ * id: those of probe type (tracepoint, raw tracepoint, perf event,
+ * kprobe/uprobe, tracing) count as probes, since another tracer's program
+ * on the same hook (a second recorder) runs through the same machinery,
+ * which is matched by name and cannot be told apart, and where the
+ * kernel's unwinder stops in a program's image (interrupted in a thunk it
+ * called) the image is all a stack shows.  Programs of other kinds
+ * (cgroup, socket, XDP) are the program's own business and stay as they
+ * are; an image no scan saw (a short-lived tracer's, gone by the time of
+ * the rescan) is taken for a probe's.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <time.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "record/own.h"
+
+struct range {
+	uint64_t start, end;
+	int probe; /* 1 a probe program's image, -1 another kind's */
+};
+
+struct nsk_own {
+	int stats_fd;	/* BPF_ENABLE_STATS; -1 when off */
+	int stats_err;
+	uint32_t *ids;	/* program ids seen (a program has one image) */
+	size_t nids, ids_cap;
+	struct range *ranges; /* sorted by start */
+	size_t nranges, ranges_cap;
+	uint64_t scanned_ns; /* last scan, for rescans on a miss */
+	int scanning_others; /* learn(): programs of other processes */
+};
+
+int nsk_own__new(struct nsk_own **out)
+{
+	struct nsk_own *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return -ENOMEM;
+	o->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (o->stats_fd < 0) {
+		o->stats_err = -errno;
+		o->stats_fd = -1;
+	}
+	*out = o;
+	return 0;
+}
+
+void nsk_own__free(struct nsk_own *o)
+{
+	if (!o)
+		return;
+	if (o->stats_fd >= 0)
+		close(o->stats_fd);
+	free(o->ids);
+	free(o->ranges);
+	free(o);
+}
+
+int nsk_own__stats_error(const struct nsk_own *o)
+{
+	return o->stats_fd >= 0 ? 0 : o->stats_err;
+}
+
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap ? *cap * 2 : 32;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	q = realloc(*p, c * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Calls fn for every BPF program fd this process holds; stops at the
+ * first nonzero return. */
+static int for_each_prog_fd(int (*fn)(void *ctx, int fd), void *ctx)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		char link[64];
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		if (strcmp(link, "anon_inode:bpf-prog"))
+			continue;
+		err = fn(ctx, atoi(de->d_name));
+	}
+	closedir(d);
+	return err;
+}
+
+static int seen(struct nsk_own *o, uint32_t id)
+{
+	for (size_t i = 0; i < o->nids; i++)
+		if (o->ids[i] == id)
+			return 1;
+	return 0;
+}
+
+/* Probe programs: what runs on a tracepoint, a perf event, a k/uprobe. */
+static int is_probe_type(__u32 type)
+{
+	return type == BPF_PROG_TYPE_KPROBE || type == BPF_PROG_TYPE_TRACEPOINT ||
+	       type == BPF_PROG_TYPE_PERF_EVENT ||
+	       type == BPF_PROG_TYPE_RAW_TRACEPOINT ||
+	       type == BPF_PROG_TYPE_RAW_TRACEPOINT_WRITABLE ||
+	       type == BPF_PROG_TYPE_TRACING;
+}
+
+static int learn(void *ctx, int fd)
+{
+	struct nsk_own *o = ctx;
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info), n;
+	__u64 *ksyms = NULL;
+	int kind;
+	__u32 *lens = NULL;
+	int err;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0; /* gone meanwhile */
+	if (seen(o, info.id))
+		return 0;
+	kind = !o->scanning_others || is_probe_type(info.type) ? 1 : -1;
+	n = info.nr_jited_ksyms;
+	if (n != info.nr_jited_func_lens)
+		n = 0;
+	if (n) {
+		ksyms = calloc(n, sizeof(*ksyms));
+		lens = calloc(n, sizeof(*lens));
+		if (!ksyms || !lens) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		memset(&info, 0, sizeof(info));
+		info.nr_jited_ksyms = n;
+		info.nr_jited_func_lens = n;
+		info.jited_ksyms = (__u64)(uintptr_t)ksyms;
+		info.jited_func_lens = (__u64)(uintptr_t)lens;
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			n = 0;
+	}
+	err = grow((void **)&o->ids, &o->ids_cap, o->nids, sizeof(*o->ids));
+	if (err)
+		goto cleanup;
+	o->ids[o->nids++] = info.id;
+	for (__u32 i = 0; i < n; i++) {
+		if (!ksyms[i] || !lens[i])
+			continue; /* addresses hidden (kptr_restrict) */
+		err = grow((void **)&o->ranges, &o->ranges_cap, o->nranges,
+			   sizeof(*o->ranges));
+		if (err)
+			goto cleanup;
+		o->ranges[o->nranges++] = (struct range){ ksyms[i],
+							  ksyms[i] + lens[i], kind };
+	}
+	err = 0;
+cleanup:
+	free(ksyms);
+	free(lens);
+	return err;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Every program on the system, by id (needs CAP_SYS_ADMIN; without it,
+ * ours are all we know). */
+static int learn_others(struct nsk_own *o)
+{
+	__u32 id = 0;
+	int err = 0;
+
+	o->scanning_others = 1;
+	while (!err && !bpf_prog_get_next_id(id, &id)) {
+		int fd;
+
+		if (seen(o, id))
+			continue;
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue; /* gone meanwhile, or not allowed */
+		err = learn(o, fd);
+		close(fd);
+	}
+	o->scanning_others = 0;
+	return err;
+}
+
+int nsk_own__scan(struct nsk_own *o)
+{
+	int err = for_each_prog_fd(learn, o);
+
+	err = err ?: learn_others(o);
+	qsort(o->ranges, o->nranges, sizeof(*o->ranges), cmp_range);
+	o->scanned_ns = now_ns();
+	return err;
+}
+
+int nsk_own__rescan(struct nsk_own *o)
+{
+	if (!o || now_ns() - o->scanned_ns < 100000000u)
+		return 0;
+	return nsk_own__scan(o);
+}
+
+int nsk_own__prog_at(const struct nsk_own *o, uint64_t addr)
+{
+	size_t lo = 0, hi = o ? o->nranges : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < o->ranges[mid].start)
+			hi = mid;
+		else if (addr >= o->ranges[mid].end)
+			lo = mid + 1;
+		else
+			return o->ranges[mid].probe;
+	}
+	return 0;
+}
+
+/* The functions that exist to run probes.  A uprobe in the target is
+ * ours (Nusku cannot tell another tracer's uprobe from its own; inside a
+ * recording it is almost always its own), and so is a BPF program run
+ * from a tracepoint or a perf event: the dispatch before and after the
+ * program is what the probe costs.  Prefixes end in '*'. */
+static const char *const machinery[] = {
+	"uprobe_*",		/* uprobe_notify_resume, uprobe_prog_run,
+				 * uprobe_dispatcher, uprobe_handle_trampoline,
+				 * uprobe_multi_link_*handler, uprobe_mmap ... */
+	"uretprobe_*",		/* uretprobe_dispatcher */
+	"__uprobe_*",
+	"handle_swbp",		/* the breakpoint hit */
+	"handler_chain",	/* its consumers */
+	"handle_uretprobe_chain",
+	"find_active_uprobe*",
+	"arch_uprobe_*",	/* single-step, return-address hijack */
+	"arch_uretprobe_*",
+	"__x64_sys_uretprobe",	/* the return trampoline's syscall */
+	"__ia32_sys_uretprobe",
+	"__do_sys_uretprobe",
+	"__x64_sys_uprobe",	/* the optimized-uprobe syscall */
+	"__do_sys_uprobe",
+	"bpf_trace_run*",	/* raw_tp and tp_btf programs */
+	"__bpf_trace_*",
+	"trace_call_bpf",	/* tracepoint programs */
+	"bpf_overflow_handler", /* perf_event programs */
+	NULL
+};
+
+int nsk_own__machinery(const char *name, int outermost)
+{
+	/* int3 taken from user space: a uprobe breakpoint (a debugger's
+	 * would stop the program, not run through here on every call) */
+	if (outermost && (!strcmp(name, "asm_exc_int3") || !strcmp(name, "exc_int3")))
+		return 1;
+	/* the padding before a function (CONFIG_CALL_PADDING) has a symbol
+	 * of its own */
+	if (!strncmp(name, "__pfx_", 6))
+		name += 6;
+	for (int i = 0; machinery[i]; i++) {
+		size_t len = strlen(machinery[i]);
+
+		if (machinery[i][len - 1] == '*' ?
+			    !strncmp(name, machinery[i], len - 1) :
+			    !strcmp(name, machinery[i]))
+			return 1;
+	}
+	return 0;
+}
+
+struct cost_ctx {
+	struct nsk_own_cost *c;
+	void (*visit)(void *ctx, const char *name, uint64_t run_ns,
+		      uint64_t runs);
+	void *ctx;
+	uint32_t *ids; /* counted already */
+	size_t nids, cap;
+};
+
+static int add_cost(void *ctx, int fd)
+{
+	struct cost_ctx *cc = ctx;
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	for (size_t i = 0; i < cc->nids; i++)
+		if (cc->ids[i] == info.id)
+			return 0;
+	if (grow((void **)&cc->ids, &cc->cap, cc->nids, sizeof(*cc->ids)))
+		return -ENOMEM;
+	cc->ids[cc->nids++] = info.id;
+	cc->c->run_ns += info.run_time_ns;
+	cc->c->runs += info.run_cnt;
+	cc->c->progs++;
+	if (cc->visit)
+		cc->visit(cc->ctx, info.name, info.run_time_ns, info.run_cnt);
+	return 0;
+}
+
+int nsk_own__cost(struct nsk_own *o, struct nsk_own_cost *c,
+		  void (*visit)(void *ctx, const char *name, uint64_t run_ns,
+				uint64_t runs),
+		  void *ctx)
+{
+	struct cost_ctx cc = { c, visit, ctx, NULL, 0, 0 };
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	err = for_each_prog_fd(add_cost, &cc);
+	free(cc.ids);
+	return err;
+}
