@@ -19,6 +19,7 @@
 #include "record/kallsyms.h"
 #include "record/maps.h"
 #include "record/own.h"
+#include "nusku/events/sampler.h"
 #include "record/session_int.h"
 #include "record/symbols.h"
 #include <nusku/events/common.h>
@@ -238,11 +239,15 @@ const char *nsk_stacks__module_path(struct nsk_session *s, uint32_t pid,
 	return m && m->file ? nsk_module__path(m->mod) : "";
 }
 
+/* sampler: set when addr is in Nusku's allocation sampler, whose frames
+ * are the profiler's, never the program's. */
 static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
-			   uint64_t addr)
+			   uint64_t addr, int *sampler)
 {
 	struct nsk_aspace *as;
 	struct nsk_map *m = map_of(s, pid, time, addr, &as);
+
+	*sampler = m && m->file && !strcmp(nsk_module__name(m->mod), NSK_SAMPLER_LIB);
 
 	if (!m && as && is_trampoline(as, addr))
 		return trampoline_frame(s, pid, as, addr);
@@ -281,12 +286,23 @@ uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
 		key[n++] = fid;
 	}
 	for (uint32_t i = 0; i < nu && !err; i++) {
-		uint64_t fid = user_frame(s, pid, time, uips[i] - (i > 0));
+		int sampler;
+		uint64_t fid = user_frame(s, pid, time, uips[i] - (i > 0), &sampler);
 
 		if (!fid)
 			err = -1;
+		/* The allocation sampler's interposed malloc between the
+		 * program and its allocator is left out, so CPU stacks read
+		 * as they would without it; a sample in its own code is the
+		 * profiler's cost. */
+		if (sampler) {
+			if (i == 0)
+				flags |= NSK_STACK_OWN;
+			continue;
+		}
 		key[n++] = fid;
 	}
+	key[0] = flags;
 	if (err) {
 		id = 0;
 		goto out;
