@@ -235,6 +235,11 @@ int cmd_report(int argc, char **argv)
 			"go together\n");
 		return 2;
 	}
+	if (a.o.db && nsk_db__check_target(a.o.db, a.file, rep.err,
+					    sizeof(rep.err))) {
+		fprintf(stderr, "nusku report: --db %s\n", rep.err);
+		return 1;
+	}
 	if (nsk_db__open(&db)) {
 		fprintf(stderr, "nusku report: cannot open an in-memory database\n");
 		return 1;

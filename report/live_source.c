@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nusku/outfile.h>
+
 #include "report/live.h"
 
 enum src_kind { SRC_FILE, SRC_PIPE, SRC_CHILD };
@@ -251,14 +253,21 @@ int nsk_live_source__open(const struct nsk_live_opts *o,
 		}
 	}
 	if (o->output) {
-		s->tee_fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC |
-						    O_CLOEXEC, 0644);
-		if (s->tee_fd < 0) {
-			res = -errno;
-			snprintf(err, errlen, "cannot create %s: %s", o->output,
-				 strerror(-res));
-			goto cleanup;
+		struct nsk_outfile of;
+
+		/* As record -o does (include/nusku/outfile.h); the copy
+		 * takes its name at once, as it grows like a recording. */
+		res = nsk_outfile__create_recording(&of, o->output, err, errlen);
+		if (!res) {
+			res = nsk_outfile__commit(&of, err, errlen);
+			if (res)
+				nsk_outfile__discard(&of);
 		}
+		if (res)
+			goto cleanup;
+		s->tee_fd = of.fd;
+		of.fd = -1;
+		nsk_outfile__release(&of);
 	}
 
 	if (o->ssh_host) {
