@@ -676,8 +676,11 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	if (!err)
 		err = finish(s);
 	if (!err) {
+		/* The program's status, also when Nusku ended it (SIGTERM at
+		 * the end of the recording, SIGKILL 5 s later): 128 + the
+		 * signal, as a shell would say. */
 		*exit_status = 0;
-		if (s->launched && s->root_done) {
+		if (s->launched && s->reaped) {
 			if (WIFEXITED(s->root_status))
 				*exit_status = WEXITSTATUS(s->root_status);
 			else if (WIFSIGNALED(s->root_status))
