@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nusku/infile.h>
 #include <nusku/outfile.h>
 
 #include "report/live.h"
@@ -323,18 +324,25 @@ int nsk_live_source__open(const struct nsk_live_opts *o,
 		s->kind = SRC_FILE;
 		snprintf(s->name, sizeof(s->name), "%s",
 			 base ? base + 1 : o->input);
-		s->fd = open(o->input, O_RDONLY | O_CLOEXEC);
+		/* Not a device, and a FIFO only once its writer writes
+		 * (include/nusku/infile.h). */
+		s->fd = nsk_infile__open(o->input, NSK_INFILE_FIFO_WAIT_MS,
+					 NULL, err, errlen);
 		/* `nusku record -o run.nsk ... & nusku live run.nsk`: the
 		 * recorder creates its file once its probes are attached;
 		 * give it a few seconds to appear. */
-		for (int i = 0; s->fd < 0 && errno == ENOENT && i < 50; i++) {
+		for (int i = 0; s->fd == -ENOENT && i < 50; i++) {
 			usleep(100000);
-			s->fd = open(o->input, O_RDONLY | O_CLOEXEC);
+			s->fd = nsk_infile__open(o->input,
+						 NSK_INFILE_FIFO_WAIT_MS, NULL,
+						 err, errlen);
 		}
 		if (s->fd < 0) {
-			res = -errno;
-			snprintf(err, errlen, "cannot open %s: %s", o->input,
-				 strerror(-res));
+			res = s->fd;
+			s->fd = -1;
+			if (res == -ENOENT)
+				snprintf(err, errlen, "cannot open %s: %s",
+					 o->input, strerror(-res));
 			goto cleanup;
 		}
 		s->close_fd = 1;

@@ -17,6 +17,9 @@
 /* Writes the known recording; with_end = 0 leaves out the END record.
  * 0 or a negative errno. */
 int synth__known(struct nsk_writer *w, int with_end);
+/* Writes a recording made to hurt its reader: names with terminal escape
+ * sequences, an empty STRING body, times past 2^63 ns. */
+int synth__hostile(struct nsk_writer *w);
 /* Writes n samples at freq_hz on 4 threads over nstacks distinct stacks. */
 int synth__bench(struct nsk_writer *w, uint64_t n, unsigned freq_hz,
 		 unsigned nstacks);
