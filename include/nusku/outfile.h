@@ -50,7 +50,9 @@ int nsk_outfile__create(struct nsk_outfile *of, const char *path, char *err,
 int nsk_outfile__commit(struct nsk_outfile *of, char *err, size_t errlen);
 
 /* Removes the file created: the temporary before a commit, path after one
- * when path still names that file.  Then as __release. */
+ * when path still names that file (same device and inode; call it while
+ * the file is still open, in of->fd or wherever it was taken, so that its
+ * inode number cannot have gone to another file).  Then as __release. */
 void nsk_outfile__discard(struct nsk_outfile *of);
 
 /* Closes of->fd (unless taken) and frees the names; the file stays.
