@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include <nusku/format.h>
+#include <nusku/infile.h>
 
 #define MAX_PROBLEMS 100
 
@@ -656,9 +657,12 @@ int cmd_info(int argc, char **argv)
 	if (!strcmp(name, "-")) {
 		fd = STDIN_FILENO;
 	} else {
-		fd = open(name, O_RDONLY | O_CLOEXEC);
+		char err[512];
+
+		fd = nsk_infile__open(name, NSK_INFILE_FIFO_WAIT_MS, NULL, err,
+				      sizeof(err));
 		if (fd < 0) {
-			fprintf(stderr, "nusku: info: %s: %s\n", name, strerror(errno));
+			fprintf(stderr, "nusku: info: %s\n", err);
 			return 1;
 		}
 	}

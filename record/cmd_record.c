@@ -60,9 +60,10 @@ static void usage(FILE *f)
 		"  -q, --quiet              no status line\n"
 		"  -h, --help               this help\n"
 		"\n"
-		"Recording ends when the program exits (nusku then exits with its status),\n"
-		"on Ctrl-C or SIGTERM, or after --duration; the file is complete in every\n"
-		"case.  Needs root, or CAP_BPF + CAP_PERFMON.  See nusku-record(1).\n");
+		"Recording ends when the program exits, on Ctrl-C or SIGTERM, or after\n"
+		"--duration; the file is complete in every case.  nusku exits with the\n"
+		"program's status (143 when it ended it with SIGTERM).  Needs root, or\n"
+		"CAP_BPF + CAP_PERFMON.  See nusku-record(1).\n");
 }
 
 static int bad(const char *what, const char *arg)

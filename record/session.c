@@ -389,6 +389,8 @@ static void session_free(struct nsk_session *s)
 	free(s);
 }
 
+/* -o FILE is made under a temporary name (include/nusku/outfile.h) and
+ * renamed into place by commit_output, once it holds the first chunk. */
 static int open_output(struct nsk_session *s)
 {
 	struct nsk_io *io;
@@ -397,24 +399,38 @@ static int open_output(struct nsk_session *s)
 	if (!strcmp(s->opts.output, "-")) {
 		s->out_fd = STDOUT_FILENO;
 	} else {
-		s->out_fd = open(s->opts.output,
-				 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (s->out_fd < 0)
-			return nsk_session__fail(s, -errno, "cannot create %s: %s",
-						 s->opts.output, strerror(errno));
-		/* an existing file keeps its mode through O_TRUNC */
-		if (fchmod(s->out_fd, 0600) < 0)
-			return nsk_session__fail(s, -errno, "cannot chmod %s: %s",
-						 s->opts.output, strerror(errno));
+		err = nsk_outfile__create_recording(&s->out, s->opts.output,
+						    s->errmsg,
+						    sizeof(s->errmsg));
+		if (err)
+			return err;
+		s->out_fd = s->out.fd;
+		s->out.fd = -1; /* the writer's io closes it */
 	}
 	io = nsk_io__from_fd(s->out_fd, s->out_fd != STDOUT_FILENO);
 	if (!io)
 		return -ENOMEM;
 	err = nsk_writer__new(io, NULL, &s->w);
-	if (err)
+	if (err) {
+		s->out_fd = -1; /* closed with the io */
 		return nsk_session__fail(s, err, "cannot write %s: %s",
 					 s->opts.output, strerror(-err));
+	}
 	return 0;
+}
+
+/* The header records go out as the first chunk at once: a recorder
+ * killed at any later moment leaves a file that says what it was.  Only
+ * then does the file take its name, so the name never shows a file
+ * without them. */
+static int commit_output(struct nsk_session *s)
+{
+	int err = nsk_writer__flush(s->w);
+
+	if (err)
+		return nsk_session__fail(s, err, "writing %s: %s",
+					 s->opts.output, strerror(-err));
+	return nsk_outfile__commit(&s->out, s->errmsg, sizeof(s->errmsg));
 }
 
 /* Start the signals.  One that was asked for by name must start; of the
@@ -660,12 +676,12 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 {
 	struct nsk_session *s = calloc(1, sizeof(*s));
 	int started = 0, err;
-	struct stat st;
 
 	if (!s)
 		return -ENOMEM;
 	s->opts = *opts;
 	s->out_fd = s->targets_fd = s->go_fd = s->pidfd = -1;
+	s->out.fd = -1;
 	s->launched = !opts->pid;
 	s->status_tty = !opts->quiet && isatty(STDERR_FILENO);
 	libbpf_set_print(libbpf_quiet);
@@ -683,6 +699,9 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 		goto cleanup;
 	s->start_ns = nsk_session__now();
 	err = write_header(s, cmdline);
+	if (err)
+		goto cleanup;
+	err = commit_output(s);
 	if (err)
 		goto cleanup;
 	err = nsk_proc__start(s);
@@ -712,8 +731,11 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	if (!err)
 		err = finish(s);
 	if (!err) {
+		/* The program's status, also when Nusku ended it (SIGTERM at
+		 * the end of the recording, SIGKILL 5 s later): 128 + the
+		 * signal, as a shell would say. */
 		*exit_status = 0;
-		if (s->launched && s->root_done) {
+		if (s->launched && s->reaped) {
 			if (WIFEXITED(s->root_status))
 				*exit_status = WEXITSTATUS(s->root_status);
 			else if (WIFSIGNALED(s->root_status))
@@ -723,15 +745,15 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 cleanup:
 	if (err) {
 		nsk_target__finish(s, 1);
-		/* Nothing was recorded yet: leave no half file behind, but
-		 * only a regular file (-o /dev/null must survive a failure). */
-		if (!started && s->w && strcmp(opts->output, "-") &&
-		    !stat(opts->output, &st) && S_ISREG(st.st_mode))
-			unlink(opts->output);
+		/* Nothing was recorded yet: leave no half file behind.  Only
+		 * the file made here goes, and only while its name holds it. */
+		if (!started)
+			nsk_outfile__discard(&s->out);
 		if (!s->errmsg[0])
 			nsk_session__fail(s, err, "%s", strerror(-err));
 		snprintf(errbuf, errlen, "%s", s->errmsg);
 	}
+	nsk_outfile__release(&s->out);
 	session_free(s);
 	return err;
 }

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <nusku/outfile.h>
+
 #include "record/session.h"
 
 struct nsk_intern;
@@ -40,6 +42,7 @@ struct nsk_session {
 	struct nsk_record_opts opts;
 	struct nsk_writer *w;
 	int out_fd;
+	struct nsk_outfile out; /* -o FILE: made safely, renamed into place */
 	int targets_fd;
 	struct nsk_spill *spill;     /* the signals' ring buffers (spill.h) */
 	int nrings;

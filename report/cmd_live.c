@@ -255,6 +255,7 @@ struct run {
 	struct nsk_reader *reader;
 	struct nsk_live_screen *screen;
 	int child_failed;
+	int stopped; /* live interrupted the recorder it started */
 	char child_msg[320];
 };
 
@@ -291,8 +292,17 @@ static void check_child(struct run *r)
 	if (r->child_msg[0])
 		return;
 	if (nsk_live_source__child_done(r->src, &status, r->child_msg,
-					sizeof(r->child_msg)) == 1 && status)
-		r->child_failed = 1;
+					sizeof(r->child_msg)) != 1 || !status)
+		return;
+	/* record exits with its program's status, and when live stops it
+	 * the program ends by the recorder's SIGTERM (or SIGKILL): that is
+	 * the stop asked for, not a failure. */
+	if (r->stopped && (status == 128 + SIGINT || status == 128 + SIGTERM ||
+			   status == 128 + SIGKILL)) {
+		r->child_msg[0] = '\0';
+		return;
+	}
+	r->child_failed = 1;
 }
 
 /* Waits up to timeout_ms for input from the source or the keyboard. */
@@ -423,6 +433,7 @@ static int cmd_live_run(const struct nsk_live_opts *o)
 	if (!nsk_live_db__ended(r.db) && o->input == NULL) {
 		uint64_t until = now_ns() + 3000000000ull;
 
+		r.stopped = 1;
 		nsk_live_source__interrupt(r.src);
 		while (now_ns() < until &&
 		       nsk_live_db__pump(r.db, r.reader, 50000000ull) >= 0)

@@ -5,6 +5,8 @@
  * line on stderr), 2 usage error. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,13 +57,20 @@ static int list_ok(const char *s)
 	       s[0] != ',' && s[strlen(s) - 1] != ',' && !strstr(s, ",,");
 }
 
-static int parse_seconds(const char *s, double *out)
+/* Longest --since / --until: the nanoseconds must fit in an int64 added
+ * to the start; beyond it (292 years) is a typo, refused rather than
+ * wrapped. */
+#define MAX_SECONDS 9e9
+
+/* A finite number from 0 to max: strtod also takes "nan" and "inf". */
+static int parse_number(const char *s, double max, double *out)
 {
 	char *end;
 
 	errno = 0;
 	*out = strtod(s, &end);
-	return errno || end == s || *end || *out < 0 ? -EINVAL : 0;
+	return errno || end == s || *end || !isfinite(*out) || *out < 0 ||
+	       *out > max ? -EINVAL : 0;
 }
 
 static int term_width(void)
@@ -137,11 +146,12 @@ static int parse(int argc, char **argv, struct args *a)
 		case 'c': a->o.comms = optarg; break;
 		case 's':
 		case 'u':
-			if (parse_seconds(optarg, c == 's' ? &a->o.since
-							   : &a->o.until)) {
+			if (parse_number(optarg, MAX_SECONDS,
+					 c == 's' ? &a->o.since : &a->o.until)) {
 				fprintf(stderr, "nusku report: --%s wants seconds "
-					"(>= 0), not '%s'\n",
-					c == 's' ? "since" : "until", optarg);
+					"from 0 to %.0f, not '%s'\n",
+					c == 's' ? "since" : "until", MAX_SECONDS,
+					optarg);
 				return 2;
 			}
 			break;
@@ -165,7 +175,7 @@ static int parse(int argc, char **argv, struct args *a)
 			}
 			break;
 		case OPT_MIN_PCT:
-			if (parse_seconds(optarg, &a->o.min_pct)) {
+			if (parse_number(optarg, 100, &a->o.min_pct)) {
 				fprintf(stderr, "nusku report: --min-pct wants a "
 					"percentage, not '%s'\n", optarg);
 				return 2;
@@ -186,6 +196,28 @@ static int parse(int argc, char **argv, struct args *a)
 		return 2;
 	}
 	a->file = argv[optind];
+	return 0;
+}
+
+/* A recording with corrupt or missing chunks, or one whose read stopped on
+ * an error, is reported as far as it could be read, then exits 1, as
+ * `nusku info` does; a truncated tail (a recorder killed) is only noted. */
+static int damaged(struct nsk_report *rep, const char *file)
+{
+	int64_t corrupt = nsk_report__info(rep, "corrupt_chunks");
+	int64_t gaps = nsk_report__info(rep, "seq_gaps");
+
+	if (nsk_report__info(rep, "read_error")) {
+		fprintf(stderr, "nusku report: %s: the file could not be read "
+			"to its end; the report shows what came before\n", file);
+		return 1;
+	}
+	if (corrupt || gaps) {
+		fprintf(stderr, "nusku report: %s: damaged (%" PRId64 " corrupt "
+			"chunks skipped, %" PRId64 " missing); the report shows "
+			"the rest\n", file, corrupt, gaps);
+		return 1;
+	}
 	return 0;
 }
 
@@ -235,6 +267,11 @@ int cmd_report(int argc, char **argv)
 			"go together\n");
 		return 2;
 	}
+	if (a.o.db && nsk_db__check_target(a.o.db, a.file, rep.err,
+					    sizeof(rep.err))) {
+		fprintf(stderr, "nusku report: --db %s\n", rep.err);
+		return 1;
+	}
 	if (nsk_db__open(&db)) {
 		fprintf(stderr, "nusku report: cannot open an in-memory database\n");
 		return 1;
@@ -272,6 +309,8 @@ int cmd_report(int argc, char **argv)
 	status = fflush(stdout) ? 1 : 0;
 	if (status)
 		fprintf(stderr, "nusku report: writing the report: %m\n");
+	else
+		status = damaged(&rep, a.file);
 cleanup:
 	sqlite3_close(db);
 	return status;

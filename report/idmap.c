@@ -129,6 +129,8 @@ uint32_t nsk_strtab__intern(struct nsk_strtab *t, const char *s, size_t len)
 	size_t i;
 	char *copy;
 
+	if (!s) /* an empty STRING body comes as NULL, length 0 */
+		s = "";
 	len = strnlen(s, len); /* a NUL ends the string, as in C */
 	if ((t->n + 1) * 2 > t->nslots && strtab_grow(t))
 		return 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report/live.h"
+#include "report/output.h"
 
 static int out_width(void)
 {
@@ -90,14 +91,24 @@ int nsk_live_snapshot__print(FILE *f, struct nsk_live_db *db,
 	nsk_live__status_line(line, sizeof(line), st, elapsed_s);
 	/* +T: seconds since live started, so a log shows the pace. */
 	if (st->age_s >= 0)
-		fprintf(f, "== nusku live +%.2fs age %.3fs: %s\n", elapsed_s,
-			st->age_s, line);
+		fprintf(f, "== nusku live +%.2fs age %.3fs: ", elapsed_s,
+			st->age_s);
 	else
-		fprintf(f, "== nusku live +%.2fs: %s\n", elapsed_s, line);
-	if (st->message[0])
-		fprintf(f, "   %s\n", st->message);
-	if (st->losses[0])
-		fprintf(f, "   lost: %s\n", st->losses);
+		fprintf(f, "== nusku live +%.2fs: ", elapsed_s);
+	/* names from the recording (loss sources) and the input's name:
+	 * escaped like every cell (nsk_live_table__add) */
+	nsk_out__put_escaped(f, line);
+	fputc('\n', f);
+	if (st->message[0]) {
+		fputs("   ", f);
+		nsk_out__put_escaped(f, st->message);
+		fputc('\n', f);
+	}
+	if (st->losses[0]) {
+		fputs("   lost: ", f);
+		nsk_out__put_escaped(f, st->losses);
+		fputc('\n', f);
+	}
 	for (int v = 0; v < NSK_LIVE_NVIEWS; v++) {
 		struct nsk_live_query q = {
 			.view = v,

@@ -24,6 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nusku/infile.h>
+#include <nusku/outfile.h>
+
 #include "report/live.h"
 
 enum src_kind { SRC_FILE, SRC_PIPE, SRC_CHILD };
@@ -251,14 +254,21 @@ int nsk_live_source__open(const struct nsk_live_opts *o,
 		}
 	}
 	if (o->output) {
-		s->tee_fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC |
-						    O_CLOEXEC, 0644);
-		if (s->tee_fd < 0) {
-			res = -errno;
-			snprintf(err, errlen, "cannot create %s: %s", o->output,
-				 strerror(-res));
-			goto cleanup;
+		struct nsk_outfile of;
+
+		/* As record -o does (include/nusku/outfile.h); the copy
+		 * takes its name at once, as it grows like a recording. */
+		res = nsk_outfile__create_recording(&of, o->output, err, errlen);
+		if (!res) {
+			res = nsk_outfile__commit(&of, err, errlen);
+			if (res)
+				nsk_outfile__discard(&of);
 		}
+		if (res)
+			goto cleanup;
+		s->tee_fd = of.fd;
+		of.fd = -1;
+		nsk_outfile__release(&of);
 	}
 
 	if (o->ssh_host) {
@@ -314,18 +324,25 @@ int nsk_live_source__open(const struct nsk_live_opts *o,
 		s->kind = SRC_FILE;
 		snprintf(s->name, sizeof(s->name), "%s",
 			 base ? base + 1 : o->input);
-		s->fd = open(o->input, O_RDONLY | O_CLOEXEC);
+		/* Not a device, and a FIFO only once its writer writes
+		 * (include/nusku/infile.h). */
+		s->fd = nsk_infile__open(o->input, NSK_INFILE_FIFO_WAIT_MS,
+					 NULL, err, errlen);
 		/* `nusku record -o run.nsk ... & nusku live run.nsk`: the
 		 * recorder creates its file once its probes are attached;
 		 * give it a few seconds to appear. */
-		for (int i = 0; s->fd < 0 && errno == ENOENT && i < 50; i++) {
+		for (int i = 0; s->fd == -ENOENT && i < 50; i++) {
 			usleep(100000);
-			s->fd = open(o->input, O_RDONLY | O_CLOEXEC);
+			s->fd = nsk_infile__open(o->input,
+						 NSK_INFILE_FIFO_WAIT_MS, NULL,
+						 err, errlen);
 		}
 		if (s->fd < 0) {
-			res = -errno;
-			snprintf(err, errlen, "cannot open %s: %s", o->input,
-				 strerror(-res));
+			res = s->fd;
+			s->fd = -1;
+			if (res == -ENOENT)
+				snprintf(err, errlen, "cannot open %s: %s",
+					 o->input, strerror(-res));
 			goto cleanup;
 		}
 		s->close_fd = 1;

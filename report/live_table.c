@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report/live.h"
+#include "report/output.h"
 
 void nsk_live_table__init(struct nsk_live_table *t, const char *title,
 			  const struct nsk_live_col *cols, int ncols)
@@ -32,7 +33,9 @@ int nsk_live_table__add(struct nsk_live_table *t, const char *const *cells)
 		t->cap = cap;
 	}
 	for (int c = 0; c < t->ncols; c++) {
-		char *s = strdup(cells[c] ? cells[c] : "");
+		/* names come from the recording: no control byte reaches
+		 * the snapshot or the screen (report/escape.c) */
+		char *s = nsk_out__escaped(cells[c] ? cells[c] : "");
 
 		if (!s) {
 			while (c--)

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <nusku/infile.h>
+
 #include "report/load.h"
 
 int nsk_load__stream(struct nsk_load *ld, struct nsk_reader *r)
@@ -53,12 +55,11 @@ int nsk_load__file(sqlite3 *db, const char *file, char *msg, size_t len)
 	struct nsk_io *io;
 	int fd, err;
 
-	fd = strcmp(file, "-") ? open(file, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
-	if (fd < 0) {
-		err = -errno;
-		snprintf(msg, len, "%s: %s", file, strerror(-err));
-		return err;
-	}
+	fd = strcmp(file, "-") ? nsk_infile__open(file, NSK_INFILE_FIFO_WAIT_MS,
+						  NULL, msg, len)
+			       : STDIN_FILENO;
+	if (fd < 0)
+		return fd;
 	io = nsk_io__from_fd(fd, fd != STDIN_FILENO);
 	if (!io) {
 		if (fd != STDIN_FILENO)

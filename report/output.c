@@ -34,10 +34,14 @@ void nsk_out__json_str(FILE *f, const char *s)
 		case '\t': fputs("\\t", f); break;
 		case '\r': fputs("\\r", f); break;
 		default:
-			if (*p < 0x20) {
+			if (*p < 0x20 || *p == 0x7f) {
 				fprintf(f, "\\u%04x", *p);
 			} else if (*p < 0x80) {
 				fputc(*p, f);
+			} else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0) {
+				/* a C1 control, which a terminal may obey */
+				fprintf(f, "\\u%04x", p[1]);
+				p++;
 			} else if ((n = utf8_len(p))) {
 				fwrite(p, 1, (size_t)n, f);
 				p += n - 1;
@@ -123,17 +127,26 @@ static int rows_json(const struct nsk_out *o, sqlite3_stmt *st,
 
 static void csv_field(FILE *f, const char *s)
 {
-	if (!strpbrk(s, ",\"\n\r")) {
+	char *e = NULL;
+
+	/* control bytes escaped: a cell is read on a terminal too */
+	if (nsk_out__needs_escape(s)) {
+		e = nsk_out__escaped(s);
+		s = e ? e : "?";
+	}
+	if (!strpbrk(s, ",\"")) {
 		fputs(s, f);
+		free(e);
 		return;
 	}
 	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
+	for (const char *p = s; *p; p++) {
+		if (*p == '"')
 			fputc('"', f);
-		fputc(*s, f);
+		fputc(*p, f);
 	}
 	fputc('"', f);
+	free(e);
 }
 
 static int rows_csv(const struct nsk_out *o, sqlite3_stmt *st,
@@ -199,7 +212,7 @@ static char *cell_text(sqlite3_stmt *st, int c, const struct tcol *col,
 {
 	char buf[64];
 	const char *v;
-	char *out;
+	char *out, *esc;
 
 	switch (sqlite3_column_type(st, c)) {
 	case SQLITE_NULL:
@@ -218,12 +231,16 @@ static char *cell_text(sqlite3_stmt *st, int c, const struct tcol *col,
 		if (!v)
 			v = "";
 		if (!(col->flags & NSK_COL_INDENT) || depth <= 0)
-			return strdup(v);
-		out = malloc(strlen(v) + 2 * (size_t)depth + 1);
+			return nsk_out__escaped(v);
+		esc = nsk_out__escaped(v);
+		if (!esc)
+			return NULL;
+		out = malloc(strlen(esc) + 2 * (size_t)depth + 1);
 		if (out) {
 			memset(out, ' ', 2 * (size_t)depth);
-			strcpy(out + 2 * depth, v);
+			strcpy(out + 2 * depth, esc);
 		}
+		free(esc);
 		return out;
 	}
 }

@@ -40,7 +40,17 @@ struct nsk_out {
 int nsk_out__rows(const struct nsk_out *o, sqlite3_stmt *st,
 		  const struct nsk_col_hint *hints);
 
-/* JSON string literal of s (quotes included). */
+/* Escaping for a terminal or a CSV cell (report/escape.c): control bytes,
+ * C1 controls and bytes that are not UTF-8 become \xNN.  Every string from
+ * a recording goes through one of these before it is printed. */
+int nsk_out__needs_escape(const char *s);
+/* A malloc'd escaped copy of s (NULL: out of memory). */
+char *nsk_out__escaped(const char *s);
+/* fputs of the escaped s (NULL prints nothing). */
+void nsk_out__put_escaped(FILE *f, const char *s);
+
+/* JSON string literal of s (quotes included); control bytes, DEL and C1
+ * controls as \u escapes, bytes that are not UTF-8 as U+FFFD. */
 void nsk_out__json_str(FILE *f, const char *s);
 
 /* Shortens a name to at most width bytes, sensibly: drops the parameter

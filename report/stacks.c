@@ -188,9 +188,12 @@ int nsk_stacks__folded(struct nsk_report *rep, const struct nsk_view *v)
 	if (!st)
 		return -EIO;
 	nsk_report__warn(rep);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		fprintf(rep->out.f, "%s %lld\n", sqlite3_column_text(st, 0),
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		nsk_out__put_escaped(rep->out.f,
+				     (const char *)sqlite3_column_text(st, 0));
+		fprintf(rep->out.f, " %lld\n",
 			(long long)sqlite3_column_int64(st, 1));
+	}
 	if (rc != SQLITE_DONE)
 		snprintf(rep->err, sizeof(rep->err), "%s",
 			 sqlite3_errmsg(rep->db));

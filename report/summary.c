@@ -160,10 +160,14 @@ static int64_t count_rows(struct nsk_report *rep, const char *table,
 	return v;
 }
 
+/* Times are u64 nanoseconds kept in SQLite's int64: subtract them as
+ * unsigned, so that a time past 2^63 (a hostile file) cannot overflow. */
 static double span_seconds(struct nsk_report *rep)
 {
-	return (double)(nsk_report__info(rep, "time_end_ns") -
-			nsk_report__info(rep, "time_start_ns")) / 1e9;
+	uint64_t start = (uint64_t)nsk_report__info(rep, "time_start_ns");
+	uint64_t end = (uint64_t)nsk_report__info(rep, "time_end_ns");
+
+	return end > start ? (double)(end - start) / 1e9 : 0;
 }
 
 /* A query over problem messages, for the caller to step. */
@@ -204,7 +208,8 @@ static void summary_text(struct nsk_report *rep, FILE *f)
 	int nlost, nwarn, shown = 0;
 	sqlite3_stmt *st;
 
-	fprintf(f, "# %s", info_text(rep, "file", file, sizeof(file)));
+	fputs("# ", f);
+	nsk_out__put_escaped(f, info_text(rep, "file", file, sizeof(file)));
 	if (major)
 		fprintf(f, " (format %" PRId64 ".%" PRId64 ")", major,
 			nsk_report__info(rep, "format_minor"));
@@ -225,9 +230,11 @@ static void summary_text(struct nsk_report *rep, FILE *f)
 		fprintf(f, "# lost events: none\n");
 	} else {
 		fprintf(f, "# lost events: %" PRId64 " (", lost_total);
-		for (int i = 0; i < nlost; i++)
-			fprintf(f, "%s%s %" PRId64, i ? ", " : "",
-				lost[i].source, lost[i].count);
+		for (int i = 0; i < nlost; i++) {
+			fputs(i ? ", " : "", f);
+			nsk_out__put_escaped(f, lost[i].source);
+			fprintf(f, " %" PRId64, lost[i].count);
+		}
 		fprintf(f, ")\n");
 	}
 	if (unresolved + unknown)
@@ -239,12 +246,19 @@ static void summary_text(struct nsk_report *rep, FILE *f)
 	for (int i = 0; i < nwarn; i++)
 		fprintf(f, "# %s\n", warn[i]);
 	nwarn = file_warnings(rep, warn, 8);
-	for (int i = 0; i < nwarn; i++)
-		fprintf(f, "# WARNING: %s\n", warn[i]);
+	for (int i = 0; i < nwarn; i++) {
+		fputs("# WARNING: ", f);
+		nsk_out__put_escaped(f, warn[i]);
+		fputc('\n', f);
+	}
 	st = problems(rep);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		if (shown++ < PROBLEMS_SHOWN)
-			fprintf(f, "# problem: %s\n", sqlite3_column_text(st, 0));
+		if (shown++ < PROBLEMS_SHOWN) {
+			fputs("# problem: ", f);
+			nsk_out__put_escaped(f, (const char *)
+					     sqlite3_column_text(st, 0));
+			fputc('\n', f);
+		}
 	}
 	if (shown > PROBLEMS_SHOWN)
 		fprintf(f, "# ... and %d more problems (SELECT * FROM problem)\n",
@@ -255,8 +269,8 @@ static void summary_text(struct nsk_report *rep, FILE *f)
 
 static void summary_json(struct nsk_report *rep, const char *view, FILE *f)
 {
-	int64_t start = nsk_report__info(rep, "time_start_ns");
-	int64_t end = nsk_report__info(rep, "time_end_ns");
+	uint64_t start = (uint64_t)nsk_report__info(rep, "time_start_ns");
+	uint64_t end = (uint64_t)nsk_report__info(rep, "time_end_ns");
 	int64_t major = nsk_report__info(rep, "format_major");
 	int64_t unresolved = nsk_report__info(rep, "unresolved_frames");
 	int64_t unknown = nsk_report__info(rep, "unknown_frames");
@@ -272,8 +286,8 @@ static void summary_json(struct nsk_report *rep, const char *view, FILE *f)
 	fprintf(f, ", \"format\": \"%" PRId64 ".%" PRId64 "\", \"view\": ",
 		major, nsk_report__info(rep, "format_minor"));
 	nsk_out__json_str(f, view);
-	fprintf(f, ",\n \"time_span\": {\"start_ns\": %" PRId64 ", \"end_ns\": %"
-		PRId64 ", \"seconds\": %.9g},\n \"events\": {", start, end,
+	fprintf(f, ",\n \"time_span\": {\"start_ns\": %" PRIu64 ", \"end_ns\": %"
+		PRIu64 ", \"seconds\": %.9g},\n \"events\": {", start, end,
 		span_seconds(rep));
 	for (unsigned i = 0; i < nsk_schema__nevents; i++) {
 		const char *t = nsk_schema__events[i].table;
@@ -336,9 +350,12 @@ void nsk_report__warn(struct nsk_report *rep)
 	for (int i = 0; i < nwarn; i++)
 		fprintf(stderr, "nusku report: warning: %s\n", warn[i]);
 	st = problems(rep);
-	while (st && sqlite3_step(st) == SQLITE_ROW)
-		fprintf(stderr, "nusku report: problem: %s\n",
-			sqlite3_column_text(st, 0));
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		fputs("nusku report: problem: ", stderr);
+		nsk_out__put_escaped(stderr, (const char *)
+				     sqlite3_column_text(st, 0));
+		fputc('\n', stderr);
+	}
 	sqlite3_finalize(st);
 	lost_by_source(rep, lost, 1, &lost_total);
 	if (lost_total)

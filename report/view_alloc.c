@@ -209,7 +209,9 @@ static int run_memory_time(struct nsk_report *rep, const struct nsk_view *v)
 	};
 	int64_t t0 = nsk_report__info(rep, "time_start_ns");
 	int64_t t1 = nsk_report__info(rep, "time_end_ns");
-	int64_t step = (t1 - t0) / NBUCKETS + 1;
+	/* u64 times in SQLite's int64: the span as unsigned, so a time past
+	 * 2^63 (a hostile file) cannot overflow; a step fits in int64. */
+	int64_t step = (int64_t)(((uint64_t)t1 - (uint64_t)t0) / NBUCKETS + 1);
 	char *msg = NULL;
 	sqlite3_stmt *st;
 	char *sql;

@@ -27,6 +27,13 @@ live_last_status "$TMPD/kept.out" | grep -q '\[ended\]' ||
 [ "$(live_top_function "$TMPD/kept.out")" = hot_a ] || fail "the kept recording does not show hot_a on top"
 echo "ok: -o kept a whole recording"
 
+# live stopping its recorder early (--count): the program dies of the
+# recorder's SIGTERM and record says so (143); that is no failure of live
+"$NUSKU" live --snapshot --interval 1 --count 2 --view cpu -e cpu \
+	-- "$WORKLOADS/cpu_hot" 20 >"$TMPD/early" 2>"$TMPD/err" ||
+	fail "live --count 2 -- cpu_hot 20 exited $?: $(cat "$TMPD/err")"
+echo "ok: live stopped its recorder early, exit 0"
+
 "$WORKLOADS/cpu_hot" 4 >/dev/null &
 w=$!
 "$NUSKU" live --snapshot --interval 1 --view cpu -e cpu -p $w >"$TMPD/pid" 2>"$TMPD/err" ||

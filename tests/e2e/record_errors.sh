@@ -44,13 +44,23 @@ rec=$!
 sleep 2
 kill -TERM $rec
 wait $rec
-echo "ok: SIGTERM: record exited $?"
+st=$?
+# Nusku ended the program (SIGTERM): its status, as a shell says it
+[ $st = 143 ] || fail "SIGTERM: record exited $st, expected 143 (the program's SIGTERM)"
+echo "ok: SIGTERM: record exited $st"
 dump "$TMPD/t.nsk" "$TMPD/dump"
 [ "$(grep -c '^sample' "$TMPD/dump")" -ge 100 ] || fail "SIGTERM: too few samples"
 
 # --duration ends the recording (and the launched program)
-"$NUSKU" record -q -e cpu -d 1 -o "$TMPD/d.nsk" -- "$WORKLOADS/cpu_hot" 20 || fail "--duration: status $?"
+"$NUSKU" record -q -e cpu -d 1 -o "$TMPD/d.nsk" -- "$WORKLOADS/cpu_hot" 20
+st=$?
+[ $st = 143 ] || fail "--duration: status $st, expected 143 (the program's SIGTERM)"
 dump "$TMPD/d.nsk" "$TMPD/dump"
+# a program that ignores SIGTERM gets SIGKILL 5 s later: 128 + 9
+"$NUSKU" record -q -e cpu -d 0.5 -o "$TMPD/k.nsk" -- sh -c 'trap "" TERM; while :; do sleep 0.1; done'
+st=$?
+[ $st = 137 ] || fail "SIGKILL after 5 s: status $st, expected 137"
+echo "ok: --duration: 143, and 137 after the SIGKILL"
 
 # -o -: the recording on stdout, the program's stdout moved to stderr
 "$NUSKU" record -q -e cpu -o - -- sh -c 'echo hello; exec "$0" 1' "$WORKLOADS/cpu_hot" \

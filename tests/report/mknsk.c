@@ -1,5 +1,6 @@
 /* mknsk: writes synthetic recordings for the report tests and the bench.
  *   mknsk known OUT [noend]     the known-answer recording (synth.c)
+ *   mknsk hostile OUT           names with escapes, empty strings, huge times
  *   mknsk bench OUT N [HZ [STACKS]]  N samples over realistic stacks */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +13,10 @@ int main(int argc, char **argv)
 	struct nsk_writer *w = NULL;
 	int err;
 
-	if (argc < 3 || (strcmp(argv[1], "known") && strcmp(argv[1], "bench")) ||
+	if (argc < 3 || (strcmp(argv[1], "known") && strcmp(argv[1], "bench") &&
+			 strcmp(argv[1], "hostile")) ||
 	    (!strcmp(argv[1], "bench") && argc < 4)) {
-		fprintf(stderr, "usage: mknsk known OUT [noend] | "
+		fprintf(stderr, "usage: mknsk known OUT [noend] | mknsk hostile OUT | "
 			"mknsk bench OUT N [HZ [STACKS]]\n");
 		return 2;
 	}
@@ -25,6 +27,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "known"))
 		err = synth__known(w, !(argc > 3 && !strcmp(argv[3], "noend")));
+	else if (!strcmp(argv[1], "hostile"))
+		err = synth__hostile(w);
 	else
 		err = synth__bench(w, strtoull(argv[3], NULL, 10),
 				   argc > 4 ? (unsigned)atoi(argv[4]) : 20000,

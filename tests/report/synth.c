@@ -192,6 +192,78 @@ int synth__known(struct nsk_writer *w, int with_end)
 	return err;
 }
 
+/* ---- a hostile recording (issue 17) ---- */
+
+#define EVIL "\x1b]0;pwned\x07\x1b[2J"
+
+int synth__hostile(struct nsk_writer *w)
+{
+	static const uint64_t s1[] = { 1 };
+	struct nsk_record r;
+	int err = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_META;
+	r.meta.key = B("target.cmdline");
+	r.meta.value = B(EVIL);
+	err = err ?: nsk_writer__append(w, &r);
+	/* An empty STRING body: its bytes arrive as NULL, length 0. */
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_STRING;
+	r.string.id = 3;
+	err = err ?: nsk_writer__append(w, &r);
+	err = err ?: put_string(w, 1, EVIL "fn");
+	err = err ?: put_string(w, 2, EVIL ".so");
+	err = err ?: put_string(w, 4, "loss" EVIL);
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_PROCESS;
+	r.process.time = SYNTH_T0;
+	r.process.pid = 100;
+	r.process.ppid = 1;
+	r.process.how = NSK_PROC_LAUNCHED;
+	r.process.comm = B(EVIL);
+	r.process.cmdline = B(EVIL);
+	err = err ?: nsk_writer__append(w, &r);
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_THREAD;
+	r.thread.time = SYNTH_T0;
+	r.thread.pid = 100;
+	r.thread.tid = 100;
+	r.thread.name = B(EVIL);
+	err = err ?: nsk_writer__append(w, &r);
+	err = err ?: put_frame(w, 1, 1, 2, 0x1100, 0, 0);
+	err = err ?: put_stack(w, 1, s1, 1);
+	err = err ?: put_sample(w, 0, 100, 100, 1);
+	/* A time past 2^63 ns: the span and the buckets must not overflow. */
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_SAMPLE;
+	r.sample.time = (1ull << 63) + 12345;
+	r.sample.pid = r.sample.tid = 100;
+	r.sample.stack_id = 1;
+	r.sample.weight = SYNTH_STEP;
+	err = err ?: nsk_writer__append(w, &r);
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_ALLOC;
+	r.alloc.time = SYNTH_T0;
+	r.alloc.pid = r.alloc.tid = 100;
+	r.alloc.addr = 0x1000;
+	r.alloc.size = r.alloc.weight = 64;
+	r.alloc.stack_id = 1;
+	r.alloc.fn = NSK_ALLOC_MALLOC;
+	err = err ?: nsk_writer__append(w, &r);
+	r.alloc.time = (1ull << 63) + 99;
+	r.alloc.addr = 0x2000;
+	err = err ?: nsk_writer__append(w, &r);
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_LOSS;
+	r.loss.time_start = SYNTH_T0;
+	r.loss.time_end = SYNTH_T0 + 1;
+	r.loss.source_id = 4;
+	r.loss.count = 1;
+	err = err ?: nsk_writer__append(w, &r);
+	return err;
+}
+
 /* ---- the benchmark recording ---- */
 
 static uint64_t next(uint64_t *s)

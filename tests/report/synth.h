@@ -21,6 +21,9 @@ int synth__known(struct nsk_writer *w, int with_end);
  * with NSK_STACK_OWN: uprobe_prog_run <- main), and the cost META
  * (5 ms over 1000 runs). */
 int synth__own(struct nsk_writer *w);
+/* Writes a recording made to hurt its reader: names with terminal escape
+ * sequences, an empty STRING body, times past 2^63 ns. */
+int synth__hostile(struct nsk_writer *w);
 /* Writes n samples at freq_hz on 4 threads over nstacks distinct stacks. */
 int synth__bench(struct nsk_writer *w, uint64_t n, unsigned freq_hz,
 		 unsigned nstacks);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "report/db.h"
+#include "report/idmap.h"
 #include "report/load.h"
 #include "report/report.h"
 #include "tests/report/synth.h"
@@ -482,6 +483,59 @@ START_TEST(own_header)
 }
 END_TEST
 
+START_TEST(empty_string_body)
+{
+	struct nsk_record r = { .type = NSK_REC_STRING };
+	struct nsk_strtab t = { 0 };
+	struct nsk_load *ld;
+	sqlite3 *db2;
+
+	/* An empty STRING body reaches the loader as NULL, length 0 (UBSan
+	 * once saw that NULL go to strnlen). */
+	ck_assert_uint_ne(nsk_strtab__intern(&t, NULL, 0), 0);
+	ck_assert_str_eq(nsk_strtab__get(&t, nsk_strtab__intern(&t, NULL, 0)), "");
+	nsk_strtab__release(&t);
+	ck_assert_int_eq(nsk_db__open(&db2), 0);
+	ck_assert_int_eq(nsk_load__new(db2, &ld), 0);
+	r.string.id = 5;
+	ck_assert_int_eq(nsk_load__record(ld, &r), 0);
+	ck_assert_int_eq(nsk_load__finish(ld, "x", NULL, NULL), 0);
+	nsk_load__free(ld);
+	sqlite3_close(db2);
+}
+END_TEST
+
+START_TEST(escapes)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "plain_name", "plain_name" },
+		{ "\x1b]0;pwned\x07\x1b[2J", "\\x1b]0;pwned\\x07\\x1b[2J" },
+		{ "tab\there\nnl\r", "tab\\x09here\\x0anl\\x0d" },
+		{ "del\x7f", "del\\x7f" },
+		{ "caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac" }, /* UTF-8 kept */
+		{ "c1\xc2\x9b" "2J", "c1\\xc2\\x9b2J" },	/* U+009B: CSI */
+		{ "bad\xff\xc3", "bad\\xff\\xc3" },	/* not UTF-8 */
+	};
+	char *json = NULL, *e;
+	size_t len;
+	FILE *f;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		e = nsk_out__escaped(cases[i].in);
+		ck_assert_ptr_nonnull(e);
+		ck_assert_str_eq(e, cases[i].out);
+		ck_assert_int_eq(nsk_out__needs_escape(cases[i].in),
+				 strcmp(cases[i].in, cases[i].out) != 0);
+		free(e);
+	}
+	f = open_memstream(&json, &len);
+	nsk_out__json_str(f, "a\x1b\x7f\xc2\x9b\xc3\xa9");
+	fclose(f);
+	ck_assert_str_eq(json, "\"a\\u001b\\u007f\\u009b\xc3\xa9\"");
+	free(json);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("report");
@@ -504,6 +558,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, sql_and_db);
 	tcase_add_test(tc, truncated);
 	tcase_add_test(tc, unknown_type_and_direct_records);
+	tcase_add_test(tc, empty_string_body);
+	tcase_add_test(tc, escapes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("own");
 	tcase_add_checked_fixture(tc, setup_own, teardown);
