@@ -1,6 +1,13 @@
-/* The allocation signal, user half: loads bpf/alloc.bpf.c, attaches it to
- * the allocator of every target (record/alloc_attach.c) and turns its ring
- * buffer records into NSK_REC_ALLOC and NSK_REC_FREE.
+/* The allocation signal, user half: loads bpf/alloc.bpf.c and turns its
+ * ring buffer records into NSK_REC_ALLOC and NSK_REC_FREE.
+ *
+ * A launched program gets the sampler (preload/sampler.c, found and
+ * vetted by record/alloc_sampler.c): its probe points are attached to the
+ * library, and the program's environment preloads it.  Every process that
+ * appears is checked; one that cannot load it (static, set-user-ID,
+ * sanitized, its environment cleaned) gets uprobes on its allocator,
+ * confined to it (record/alloc_attach.c), and is named once on stderr.
+ * Attach mode always uses uprobes.
  *
  * Stacks come from a BPF stack map: the record carries the map id and the
  * stack is read and interned once per (process, id).  Ids are never reused
