@@ -7,6 +7,10 @@
  * never cleared: that only costs a look too many.  Removal writes 0 back,
  * so the set never fills with tombstones.
  *
+ * The filter has 8K 16-bit counters (16 KiB, so it stays in the first
+ * level cache of the thread that frees): with k sampled blocks live, a free
+ * of another block looks further with probability about k / 8192.
+ *
  * Sizes: 2^15 buckets (229,376 addresses, 2 MiB of address space, pages
  * touched as they are used) hold the samples of a 100 GiB live heap at the
  * default 512 KiB interval; when a run of buckets is full the sample is
@@ -17,7 +21,7 @@
 
 #include "preload/sampled_set.h"
 
-#define FILTER_SLOTS (1u << 16)
+#define FILTER_SLOTS (1u << 13)
 #define NBUCKETS (1u << 15)
 #define BUCKET_ADDRS 7
 #define MAX_PROBE 16
@@ -33,7 +37,7 @@ struct region {
 };
 
 static struct region *region;
-static uint64_t live; /* addresses in the set */
+uint64_t nsk_sampled_set_live; /* addresses in the set (sampled_set.h) */
 
 static uint64_t hash(uintptr_t addr)
 {
@@ -63,7 +67,7 @@ int nsk_sampled_set__add(uintptr_t addr)
 {
 	struct region *r = region_get();
 	uint64_t h = hash(addr);
-	uint32_t f = (uint32_t)(h >> 48), home = (uint32_t)(h >> 17) & (NBUCKETS - 1);
+	uint32_t f = (uint32_t)(h >> 51), home = (uint32_t)(h >> 17) & (NBUCKETS - 1);
 
 	if (!r)
 		return -1;
@@ -78,7 +82,7 @@ int nsk_sampled_set__add(uintptr_t addr)
 			if (!__atomic_load_n(&b->addr[j], __ATOMIC_RELAXED) &&
 			    __atomic_compare_exchange_n(&b->addr[j], &empty, addr, 0,
 							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-				__atomic_fetch_add(&live, 1, __ATOMIC_RELEASE);
+				__atomic_fetch_add(&nsk_sampled_set_live, 1, __ATOMIC_RELEASE);
 				return 0;
 			}
 		}
@@ -94,12 +98,10 @@ int nsk_sampled_set__remove(uintptr_t addr)
 	uint64_t h;
 	uint32_t f, home;
 
-	/* the common case: nothing sampled is live, or not this address */
-	if (!__atomic_load_n(&live, __ATOMIC_ACQUIRE))
-		return 0;
+	/* not this address, most of the time (nothing live: the caller) */
 	r = __atomic_load_n(&region, __ATOMIC_ACQUIRE);
 	h = hash(addr);
-	f = (uint32_t)(h >> 48);
+	f = (uint32_t)(h >> 51);
 	if (!r || !__atomic_load_n(&r->filter[f], __ATOMIC_ACQUIRE))
 		return 0;
 	home = (uint32_t)(h >> 17) & (NBUCKETS - 1);
@@ -113,7 +115,7 @@ int nsk_sampled_set__remove(uintptr_t addr)
 			    __atomic_compare_exchange_n(&b->addr[j], &want, 0, 0,
 							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 				__atomic_fetch_sub(&r->filter[f], 1, __ATOMIC_ACQ_REL);
-				__atomic_fetch_sub(&live, 1, __ATOMIC_RELEASE);
+				__atomic_fetch_sub(&nsk_sampled_set_live, 1, __ATOMIC_RELEASE);
 				return 1;
 			}
 		}

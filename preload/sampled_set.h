@@ -20,4 +20,13 @@ int nsk_sampled_set__add(uintptr_t addr);
 /* Removes addr; 1 when it was in the set, 0 when not. */
 int nsk_sampled_set__remove(uintptr_t addr);
 
+/* Addresses in the set; when 0 (a program with nothing sampled live), a
+ * free need not call nsk_sampled_set__remove at all. */
+extern uint64_t nsk_sampled_set_live;
+
+static inline int nsk_sampled_set__empty(void)
+{
+	return !__atomic_load_n(&nsk_sampled_set_live, __ATOMIC_ACQUIRE);
+}
+
 #endif

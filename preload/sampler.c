@@ -290,7 +290,7 @@ static inline void released(void *p, uint32_t fn)
 {
 	if (!rate || !p)
 		return;
-	if (rate == 1 || nsk_sampled_set__remove((uintptr_t)p))
+	if (rate == 1 || (!nsk_sampled_set__empty() && nsk_sampled_set__remove((uintptr_t)p)))
 		nusku_sampler_free((uintptr_t)p, fn);
 }
 
