@@ -295,6 +295,8 @@ static int emit_free(struct alloc_state *st, uint64_t time, uint32_t pid,
 
 static int from_allocator(struct alloc_state *st, const struct nsk_ev_alloc *e);
 
+#define BRK_MAX_MOVE (64ULL << 30)
+
 /* The program moved its break: growth is an allocation of the new bytes,
  * shrinking releases the top range.  Moves by malloc only update the break. */
 static int on_brk(struct alloc_state *st, const struct nsk_ev_alloc *e,
@@ -308,6 +310,11 @@ static int on_brk(struct alloc_state *st, const struct nsk_ev_alloc *e,
 	old = b->brk;
 	b->brk = e->addr;
 	if (!e->weight || !old || e->addr == old || from_allocator(st, e))
+		return 0;
+	/* A move by more than any heap: the break of a program before an
+	 * exec whose event came after the new one's first brk (ASLR puts the
+	 * heaps far apart). */
+	if ((e->addr > old ? e->addr - old : old - e->addr) > BRK_MAX_MOVE)
 		return 0;
 	if (e->addr < old)
 		return emit_free(st, e->time, e->pid, e->tid, e->addr,
@@ -334,6 +341,11 @@ static int from_allocator(struct alloc_state *st, const struct nsk_ev_alloc *e)
 	if (!st->sampler || !e->old_addr)
 		return 0;
 	path = nsk_session__module_of(st->s, e->pid, e->time, e->old_addr);
+	/* a break moved from code we cannot place: the loader's, as a
+	 * program starts (its maps not read yet), far more often than the
+	 * program's */
+	if (!*path && e->fn == NSK_ALLOC_BRK)
+		return 1;
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	for (size_t i = 0; i < sizeof(allocators) / sizeof(allocators[0]); i++)
