@@ -51,9 +51,11 @@ static const struct agg_def defs[NSK_LIVE_NVIEWS] = {
 		  "weight = weight + excluded.weight" },
 		NULL,
 	},
-	/* Allocations add to live and allocated bytes; a free takes its
-	 * allocation's bytes off live (frees of blocks the recording never
-	 * saw allocated have no alloc_id and count nowhere). */
+	/* Allocations add to live and allocated bytes, and to the calls
+	 * they stand for (weight / size: a sampled record stands for
+	 * several); a free takes its allocation's bytes off live (frees of
+	 * blocks the recording never saw allocated have no alloc_id and
+	 * count nowhere). */
 	[NSK_LIVE_ALLOC] = {
 		{ "alloc", "free" },
 		"CREATE TEMP TABLE IF NOT EXISTS live_alloc (pid INTEGER, "
@@ -62,7 +64,8 @@ static const struct agg_def defs[NSK_LIVE_NVIEWS] = {
 		"CREATE TEMP TABLE IF NOT EXISTS live_site (stack_id INTEGER "
 		"PRIMARY KEY, func_id INTEGER)",
 		{ "INSERT INTO temp.live_alloc SELECT pid, tid, stack_id, "
-		  "sum(weight), sum(weight), count(*) FROM alloc "
+		  "sum(weight), sum(weight), CAST(round(total(CASE WHEN size > 0 "
+		  "THEN weight * 1.0 / size ELSE 1 END)) AS INTEGER) FROM alloc "
 		  "WHERE rowid > ?1 AND rowid <= ?2 AND addr != 0 "
 		  "GROUP BY pid, tid, stack_id ON CONFLICT DO UPDATE SET "
 		  "live = live + excluded.live, total = total + excluded.total, "
