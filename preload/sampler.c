@@ -94,6 +94,7 @@ static uint64_t threads;  /* threads seeded so far (fixed seeds) */
 static TLS int64_t tl_until; /* bytes to the next sample point */
 static TLS uint64_t tl_rng;  /* 0: not seeded */
 static TLS int tl_starting;  /* this thread is in init() */
+static TLS void *tl_new_frame; /* inside operator new: its frame */
 
 /* ---- the arena for allocations made before the allocator is known ---- */
 
@@ -268,6 +269,8 @@ __attribute__((noinline)) static void sampled(void *p, size_t size, uint32_t fn,
 
 	if (counted && !(w = weigh(size)) && p)
 		return;
+	if (tl_new_frame)
+		frame = tl_new_frame; /* the program called new, not malloc */
 	if (p && rate > 1 && nsk_sampled_set__add((uintptr_t)p)) {
 		__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
 		return;
@@ -451,6 +454,32 @@ EXPORT void *pvalloc(size_t size)
 	AFTER(p, size, NSK_ALLOC_PVALLOC);
 	return p;
 }
+
+/* ---- C++ operator new -------------------------------------------------- */
+
+/* The call site of new is the program's.  libstdc++'s operator new keeps
+ * no frame pointer and calls malloc: a sample taken in malloc would stand
+ * in operator new, and the frame-pointer walk would skip the program's
+ * caller.  So these wrappers only note their own frame, whose return
+ * address is the program's call of new, for the allocator call below
+ * them, and call the next operator new.  The note is undone by a cleanup
+ * (built with -fexceptions), so a bad_alloc thrown through here leaves
+ * none behind. */
+static void new_done(void **saved)
+{
+	tl_new_frame = *saved;
+}
+
+#define NEW_WRAPPER(sym, params, args)                                          	EXPORT void *sym params;                                                 	EXPORT void *sym params                                                  	{                                                                        		static void *(*next_fn) params;                                      		void *(*f) params = __atomic_load_n(&next_fn, __ATOMIC_ACQUIRE);    		void *saved __attribute__((cleanup(new_done))) = tl_new_frame;                                                                                        		if (unlikely(!f)) {                                                  			f = (void *(*) params)dlsym(RTLD_NEXT, #sym);                			if (!f)                                                      				abort(); /* called, so some object defines it */     			__atomic_store_n(&next_fn, f, __ATOMIC_RELEASE);             		}                                                                    		if (!saved)                                                          			tl_new_frame = __builtin_frame_address(0);                   		return f args;                                                       	}
+
+NEW_WRAPPER(_Znwm, (size_t n), (n))
+NEW_WRAPPER(_Znam, (size_t n), (n))
+NEW_WRAPPER(_ZnwmRKSt9nothrow_t, (size_t n, const void *t), (n, t))
+NEW_WRAPPER(_ZnamRKSt9nothrow_t, (size_t n, const void *t), (n, t))
+NEW_WRAPPER(_ZnwmSt11align_val_t, (size_t n, size_t a), (n, a))
+NEW_WRAPPER(_ZnamSt11align_val_t, (size_t n, size_t a), (n, a))
+NEW_WRAPPER(_ZnwmSt11align_val_tRKSt9nothrow_t, (size_t n, size_t a, const void *t), (n, a, t))
+NEW_WRAPPER(_ZnamSt11align_val_tRKSt9nothrow_t, (size_t n, size_t a, const void *t), (n, a, t))
 
 /* A forked child draws its own intervals (the parent's would repeat). */
 static void child_after_fork(void)
