@@ -118,4 +118,18 @@ echo "ok: $mode"
 
 check sampler
 check uprobes
+
+# C++: the caller of new is the site, through the sampler and through uprobes
+for how in "" --alloc-uprobes; do
+	"$NUSKU" record -q -e alloc --alloc-sample 1 $how -o "$TMPD/new.nsk" -- \
+		"$WORKLOADS/alloc_new" 10 || fail "record alloc_new $how exited $?"
+	"$NUSKU" report "$TMPD/new.nsk" --by alloc-site --format csv >"$TMPD/new.csv" 2>/dev/null ||
+		fail "report alloc_new"
+	assert_site "$TMPD/new.csv" new_leak    allocs     10000
+	assert_site "$TMPD/new.csv" new_leak    live_bytes 480000
+	assert_site "$TMPD/new.csv" new_array   allocs     50000
+	assert_site "$TMPD/new.csv" new_array   live_bytes 0
+	assert_site "$TMPD/new.csv" new_nothrow bytes      200000
+	echo "ok: C++ new ${how:-through the sampler}"
+done
 echo "alloc_sites: ok"
