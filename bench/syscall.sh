@@ -69,7 +69,8 @@ one_syscount() {
 	rm -f "$T/go"
 	SC_WAIT_FILE=$T/go "$LOOP" "$CALLS" > "$T/loop.out" &
 	lp=$!
-	"$SYSCOUNT" "$@" -p "$lp" > "$T/sc.out" 2>&1 &
+	# line-buffered: its "Tracing" line must reach the file at once
+	stdbuf -oL "$SYSCOUNT" "$@" -p "$lp" > "$T/sc.out" 2>&1 &
 	sp=$!
 	i=0
 	while ! grep -q Tracing "$T/sc.out" 2>/dev/null; do
