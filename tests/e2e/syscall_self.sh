@@ -76,6 +76,13 @@ assert_near "$sn" "$N" $((N * 15 / 100)) "sampled: path_a's estimated calls"
 awk -v o="$so" 'BEGIN { exit !(o <= 5) }' ||
 	fail "sampled: $so% of getpid time on neither path: $(grep getpid "$TMPD/sampled.path.csv" | grep -v 'path_[ab]')"
 
+# ---- a 1.0 recording: its syscall_stat rows carry the paths ----------------
+"$NUSKU" report "$TOP_SRCDIR/tests/golden/v1.0.nsk" --by syscall-path -f csv \
+	> "$TMPD/golden.csv" 2>/dev/null || fail "report --by syscall-path of the 1.0 golden file"
+grep -q '^read,10,20000,100,1,spin <- main' "$TMPD/golden.csv" ||
+	fail "1.0 golden file: the path of its syscall_stat is lost: $(cat "$TMPD/golden.csv")"
+echo "ok: a 1.0 recording's syscall paths read from its syscall_stat rows"
+
 # ---- the launcher's calls are not the program's --------------------------------
 # Launched by name through a PATH whose first entries do not have it: the
 # launcher's execvp fails with ENOENT there before it finds the program.
