@@ -77,6 +77,18 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 	  if (p50 + 0 > p99 + 0 || p99 + 0 > mx + 0) { print $(c["syscall"]); bad = 1 } }
 	END { exit bad }' "$TMPD/sys.csv" || fail "p50 <= p99 <= max does not hold"
 echo "ok: p50 <= p99 <= max"
+# Every call is in its histogram: the buckets of each aggregate add up to
+# its count, and the worker's getpid histogram holds exactly N calls.
+"$NUSKU" report "$out" -f csv --sql "SELECT count(*) AS bad FROM syscall_stat s
+	LEFT JOIN (SELECT stat_id, sum(count) AS n FROM syscall_hist GROUP BY stat_id) h
+	ON h.stat_id = s.id WHERE COALESCE(h.n, 0) <> s.count" > "$TMPD/hist.csv" 2>/dev/null ||
+	fail "--sql over syscall_hist"
+expect "aggregates whose histogram does not add up to their count" "$(tail -1 "$TMPD/hist.csv")" 0
+"$NUSKU" report "$out" -f csv --sql "SELECT sum(h.count) AS n FROM syscall_hist h
+	JOIN syscall_stat s ON s.id = h.stat_id JOIN comm c ON c.id = s.comm_id
+	WHERE c.name = 'sc-worker' AND s.nr = (SELECT nr FROM syscall_name
+	WHERE name = 'getpid')" > "$TMPD/hist.csv" 2>/dev/null || fail "--sql over syscall_hist"
+expect "worker getpid calls in the histograms" "$(tail -1 "$TMPD/hist.csv")" $N
 
 # ---- slow calls (>= 1 ms): who made them, on what, how long ------------------
 report syscall-slow "$TMPD/slow.csv"
