@@ -15,6 +15,8 @@
 #               histograms per thread and syscall, sampled code paths,
 #               slow calls)
 #   default     nusku record with the default signals
+#   before      $NUSKU_BEFORE record -e syscall, when NUSKU_BEFORE names
+#               another build of nusku (e.g. of main, to compare)
 #   syscount    bcc's syscount -p PID (counts per syscall; libbpf-tools)
 #   syscount-L  bcc's syscount -L -p PID (counts and latency per syscall)
 #   perf-stat   perf stat -e raw_syscalls:sys_enter (a count, no BPF)
@@ -29,7 +31,8 @@
 #   bench/run syscall
 #
 # Environment: CALLS (default 1000000), RUNS (default 3), CASES (a subset),
-# SYSCOUNT.  A tool that cannot run is reported as not run.  Another
+# SYSCOUNT, NUSKU_BEFORE, SC_MIX (set: the loop makes getpid, 4 KiB reads
+# of /dev/zero and 4 KiB writes to /dev/null in turn).  A tool that cannot run is reported as not run.  Another
 # syscall tracer attached meanwhile (another recording on the machine) costs
 # every case; the header line says how many raw_tp programs were loaded.
 set -eu
@@ -100,6 +103,7 @@ run_case() {
 	floor+task) one "$FLOOR" -T -- "$LOOP" "$CALLS" ;;
 	nusku) one "$NUSKU" record -q -e syscall -o "$T/run.nsk" -- "$LOOP" "$CALLS" ;;
 	default) one "$NUSKU" record -q -o "$T/run.nsk" -- "$LOOP" "$CALLS" ;;
+	before) one "$NUSKU_BEFORE" record -q -e syscall -o "$T/run.nsk" -- "$LOOP" "$CALLS" ;;
 	syscount) one_syscount ;;
 	syscount-L) one_syscount -L ;;
 	perf-stat) one perf stat -e raw_syscalls:sys_enter -o "$T/perf.out" -- "$LOOP" "$CALLS" ;;
@@ -108,6 +112,7 @@ run_case() {
 
 cases=${CASES:-"bare floor floor+clk floor+task nusku default"}
 if [ -z "${CASES:-}" ]; then
+	[ -n "${NUSKU_BEFORE:-}" ] && cases="$cases before"
 	[ -x "$SYSCOUNT" ] && cases="$cases syscount syscount-L"
 	command -v perf >/dev/null && cases="$cases perf-stat"
 fi
@@ -120,7 +125,9 @@ for r in $(seq "$RUNS"); do
 		[ -n "$d" ] && echo "$c $d" >> "$T/results"
 	done
 done
-echo "$CALLS getpid calls, fastest of $RUNS rounds of every case in turn" \
+what=getpid
+[ -n "${SC_MIX:-}" ] && what=getpid/read/write
+echo "$CALLS $what calls, fastest of $RUNS rounds of every case in turn" \
 	"($(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)," \
 	"$others raw_tp programs loaded before)"
 awk -v cases="$cases" '
