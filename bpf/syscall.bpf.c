@@ -80,7 +80,14 @@ struct {
 	__type(value, struct nsk_sc_agg);
 } sc_aggs SEC(".maps");
 
-/* The (thread, syscall) each slot belongs to, written once. */
+/* Slots of ended threads, handed back by the recorder. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, NSK_SC_SLOTS);
+	__type(value, __u32);
+} sc_free SEC(".maps");
+
+/* The (thread, syscall) each slot belongs to, written when it is taken. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, NSK_SC_SLOTS);
@@ -346,7 +353,8 @@ slot_agg(struct nsk_sc_thread *t, const struct nsk_sc_key *key, __u32 set,
 	if (nr < NSK_SC_NR_SLOTS) {
 		s = t->slot[nr];
 		if (!s) {
-			idx = __sync_fetch_and_add(&next_slot, 1);
+			if (bpf_map_pop_elem(&sc_free, &idx))
+				idx = __sync_fetch_and_add(&next_slot, 1);
 			owner = idx < NSK_SC_SLOTS
 					? bpf_map_lookup_elem(&sc_owners, &idx)
 					: 0;
@@ -645,6 +653,31 @@ int BPF_PROG(nsk_sys_enter, struct pt_regs *regs, long nr)
 	}
 	t->enter_nr = (__u32)nr;
 	t->enter_ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* A thread with state ends: its slots can be reused once the recorder has
+ * read their last window.  Not for a thread that never made a call. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(nsk_sc_thread_exit, struct task_struct *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct nsk_ev_syscall_gone *e;
+	struct nsk_sc_thread *t;
+
+	t = bpf_task_storage_get(&sc_threads, task, 0, 0);
+	if (!t)
+		return 0;
+	e = bpf_ringbuf_reserve(&sc_events, sizeof(*e), 0);
+	if (!e) {
+		count_lost(NSK_SC_LOST_RINGBUF); /* its slots stay taken */
+		return 0;
+	}
+	e->hdr.type = NSK_EV_SYSCALL_GONE;
+	e->hdr.size = sizeof(*e);
+	e->pid = t->id >> 32;
+	e->tid = (__u32)t->id;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

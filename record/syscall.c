@@ -9,7 +9,9 @@
  * read.  The slots of that set are read through an mmap of the array,
  * each one used becomes a STAT record for (thread, syscall) over that
  * window with its errnos, and is zeroed for its next turn; the hash map
- * of the slotless is read the same way.  The path map becomes PATH
+ * of the slotless is read the same way.  The slots of a thread that ended
+ * go back to BPF (the sc_free queue) after two more flips: by then both
+ * sets have been read since its last call.  The path map becomes PATH
  * records.  Paths are hashes; the stack behind a hash comes once per
  * (hash, pid) as a path event with a copy of the user stack, unwound
  * through the session (record/ustack.c); failing that, it is read from
@@ -61,8 +63,14 @@ struct sc_state {
 	int ncpus;
 	/* The slot arrays, mmapped. */
 	struct nsk_sc_agg *aggs;
-	const struct nsk_sc_key *owners;
+	struct nsk_sc_key *owners;
 	size_t aggs_len, owners_len;
+	/* Threads that ended, their slots not yet handed back. */
+	struct gone {
+		uint32_t pid, tid;
+		int flips; /* flips to wait before their slots are free */
+	} *gone;
+	size_t ngone, capgone;
 	/* Batch buffers. */
 	struct nsk_sc_key keys[BATCH];
 	struct nsk_sc_agg vals[BATCH];
@@ -472,9 +480,57 @@ static int on_slow(struct sc_state *st, const struct nsk_ev_syscall_slow *e)
 	return nsk_session__emit(st->s, &rec) < 0 ? -1 : 0;
 }
 
+static int on_gone(struct sc_state *st, const struct nsk_ev_syscall_gone *e)
+{
+	if (st->ngone == st->capgone) {
+		size_t cap = st->capgone ? 2 * st->capgone : 64;
+		struct gone *g = realloc(st->gone, cap * sizeof(*g));
+
+		if (!g)
+			return 0; /* its slots stay taken */
+		st->gone = g;
+		st->capgone = cap;
+	}
+	st->gone[st->ngone++] = (struct gone){ e->pid, e->tid, 2 };
+	return 0;
+}
+
+/* After a flip: hands back the slots of threads whose last window has
+ * been read (the set they wrote in last has been drained since). */
+static void free_slots(struct sc_state *st)
+{
+	uint32_t n = st->skel->bss->next_slot, i;
+	int fd = bpf_map__fd(st->skel->maps.sc_free);
+	size_t g = 0, kept = 0;
+
+	if (n > NSK_SC_SLOTS)
+		n = NSK_SC_SLOTS;
+	for (g = 0; g < st->ngone; g++) {
+		struct gone *x = &st->gone[g];
+
+		if (--x->flips > 0) {
+			st->gone[kept++] = *x;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			struct nsk_sc_key *o = &st->owners[i];
+
+			if (o->tid != x->tid || o->pid != x->pid)
+				continue;
+			memset(o, 0, sizeof(*o));
+			if (bpf_map_update_elem(fd, NULL, &i, 0))
+				break; /* the queue is full: slots stay taken */
+		}
+	}
+	st->ngone = kept;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	const struct nsk_ev_header *h = data;
+
+	if (len >= sizeof(struct nsk_ev_syscall_gone) && h->type == NSK_EV_SYSCALL_GONE)
+		return on_gone(ctx, data);
 
 	if (len >= sizeof(struct nsk_ev_syscall_path) && h->type == NSK_EV_SYSCALL_PATH)
 		return on_path(ctx, data, len);
@@ -492,12 +548,13 @@ static void sc_stop(void *state)
 	if (st->aggs)
 		munmap(st->aggs, st->aggs_len);
 	if (st->owners)
-		munmap((void *)st->owners, st->owners_len);
+		munmap(st->owners, st->owners_len);
 	syscall_bpf__destroy(st->skel);
 	nsk_fdinfo__free(st->fdinfo);
 	free(st->stacks);
 	free(st->errs);
 	free(st->errcounts);
+	free(st->gone);
 	free(st);
 }
 
@@ -611,7 +668,7 @@ static int map_slots(struct sc_state *st)
 	st->aggs = p;
 	st->owners_len = (NSK_SC_SLOTS * sizeof(struct nsk_sc_key) + page - 1) &
 			 ~(page - 1);
-	p = mmap(NULL, st->owners_len, PROT_READ, MAP_SHARED,
+	p = mmap(NULL, st->owners_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 bpf_map__fd(st->skel->maps.sc_owners), 0);
 	if (p == MAP_FAILED)
 		return -errno;
@@ -706,6 +763,7 @@ static int sc_poll(struct nsk_session *s, void *state, int final)
 	st->active = other;
 	st->set_start[other] = now;
 	st->set_end[old] = now;
+	free_slots(st);
 	if (final) {
 		/* A program that read `active` just before the flip finishes
 		 * within microseconds; give it a millisecond. */

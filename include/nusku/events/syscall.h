@@ -7,8 +7,10 @@
  * first call of a number takes a slot in an array (its owner, a struct
  * nsk_sc_key, goes into a second array), and every later call updates
  * that slot: an array lookup, no hashing.  The arrays are mmapped by the
- * recorder, which reads the used slots each window.  Past NSK_SC_SLOTS
- * slots the same aggregates go to a hash map keyed by the owner.
+ * recorder, which reads the used slots each window.  When a thread ends
+ * (struct nsk_ev_syscall_gone), the recorder hands its slots back through
+ * a queue map once their last window is read.  Past NSK_SC_SLOTS slots
+ * in use the same aggregates go to a hash map keyed by the owner.
  *
  * Code paths, sampled: a call of sample_ns or more takes its user stack
  * and is charged to it exactly; shorter calls take one at points spaced a
@@ -36,6 +38,7 @@
 #include "nusku/events/ustack.h"
 
 #define NSK_EV_SYSCALL_PATH (NSK_EV_SYSCALL_SLOW + 1)
+#define NSK_EV_SYSCALL_GONE (NSK_EV_SYSCALL_SLOW + 2)
 
 /* Latency histogram: bucket i counts calls of [2^i, 2^(i+1)) ns; the last
  * bucket also holds everything longer (2^39 ns is about 9 minutes). */
@@ -165,6 +168,15 @@ _Static_assert(sizeof(struct nsk_ev_syscall_slow) ==
 		       8 + 8 * 2 + 4 * 4 + 8 + 8 + 8 * 6 + 8 + 8 + 48 +
 			       sizeof(struct nsk_sc_stack),
 	       "nsk_ev_syscall_slow size");
+
+/* A thread that had slots ended: they are free once read. */
+struct nsk_ev_syscall_gone {
+	struct nsk_ev_header hdr; /* NSK_EV_SYSCALL_GONE */
+	__u32 pid;
+	__u32 tid;
+};
+
+_Static_assert(sizeof(struct nsk_ev_syscall_gone) == 16, "nsk_ev_syscall_gone size");
 
 /* A code path the first time a process takes it (see above). */
 struct nsk_ev_syscall_path {
