@@ -39,15 +39,22 @@ meta() {
 
 # ---- sampled paths against every call ---------------------------------------
 # --paths N: 4N getpid, N from path_a and 3N from path_b, in turn.  The
-# every-call run charges each call its own time: path_a's share of getpid
-# time is about 25%.  The sampled run (default: a point per ~100 us of
-# syscall time, ~700 points here) must be within 8 percentage points of
-# the every-call run (5 standard deviations), and its estimated calls of
-# path_a within 15%.  Counts are exact in both.
+# every-call run (--syscall-sample 1ns) charges each call its own time:
+# path_a's share of getpid time is about 25%.  The sampled run takes a
+# point per ~20 us of syscall time (~3500 points here; the default 100 us
+# is the same estimator with 5x fewer points): path_a's share must be
+# within 5 percentage points of the every-call run's (about 7 standard
+# deviations) and its estimated calls within 15% (about 4.5: the number of
+# points that land on path_a varies most).  Counts are exact in both.
+# Stacks by frame pointers and the wrapper's caller found on the stack
+# (--call-graph fp): what is tested is the sampling, not the unwinder
+# (whose first DWARF walk in a fresh address space can go through libdw's
+# frame-pointer fallback and skip the caller of the frameless libc
+# wrapper; later walks are right).
 N=100000
 for mode in every sampled; do
-	opt=
-	[ $mode = every ] && opt="--syscall-sample 1ns"
+	opt="--call-graph fp --syscall-sample 20us"
+	[ $mode = every ] && opt="--call-graph fp --syscall-sample 1ns"
 	"$NUSKU" record -q -e syscall $opt -o "$TMPD/$mode.nsk" -- \
 		"$WORKLOADS/syscalls" --paths $N || fail "record ($mode) exited $?"
 	"$NUSKU" report "$TMPD/$mode.nsk" --by syscall -f csv > "$TMPD/$mode.sys.csv" ||
@@ -71,7 +78,7 @@ read ea eb eo en < "$TMPD/every.share"
 read sa sb so sn < "$TMPD/sampled.share"
 [ "$en" = "$N" ] || fail "every call: path_a charged $en calls, expected $N"
 assert_near "$ea" 25 5 "every call: path_a's share of getpid time"
-assert_near "$sa" "$ea" 8 "sampled: path_a's share against every call"
+assert_near "$sa" "$ea" 5 "sampled: path_a's share against every call"
 assert_near "$sn" "$N" $((N * 15 / 100)) "sampled: path_a's estimated calls"
 awk -v o="$so" 'BEGIN { exit !(o <= 5) }' ||
 	fail "sampled: $so% of getpid time on neither path: $(grep getpid "$TMPD/sampled.path.csv" | grep -v 'path_[ab]')"
