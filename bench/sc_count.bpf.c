@@ -3,7 +3,9 @@
  * count the calls of one process, in a per-CPU array.  Anything a syscall
  * tracer does costs at least this.  With with_time, each probe also reads
  * the clock (entry time kept per CPU, so only right for a single-threaded
- * loop): the floor of any tracer that measures latency. */
+ * loop): the floor of any tracer that measures latency.  With with_time 2
+ * the entry time is kept per thread, in task storage: the floor of a tracer
+ * whose latencies stay right when calls block and threads migrate. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
@@ -19,6 +21,13 @@ struct {
 	__type(value, __u64);
 } counts SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} entry SEC(".maps");
+
 static __always_inline int count(__u32 k)
 {
 	__u64 *v;
@@ -28,7 +37,21 @@ static __always_inline int count(__u32 k)
 	v = bpf_map_lookup_elem(&counts, &k);
 	if (v)
 		*v += 1;
-	if (with_time) {
+	if (with_time == 2) {
+		struct task_struct *task = bpf_get_current_task_btf();
+		__u64 *start = bpf_task_storage_get(&entry, task, 0,
+						    BPF_LOCAL_STORAGE_GET_F_CREATE);
+		__u64 now = bpf_ktime_get_ns();
+		__u32 t = 3;
+
+		if (start && k == 0) {
+			*start = now;
+		} else if (start) {
+			v = bpf_map_lookup_elem(&counts, &t);
+			if (v)
+				*v += now - *start;
+		}
+	} else if (with_time) {
 		__u32 t = 2;
 		__u64 *start = bpf_map_lookup_elem(&counts, &t), now;
 

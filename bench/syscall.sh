@@ -1,31 +1,40 @@
 #!/bin/sh
 # Overhead of the syscall signal against the other ways to count syscalls,
 # on a getpid loop (bench/sc_loop: syscall(SYS_getpid) N times, timed by
-# the loop itself so no tool's start-up or report is counted), best of RUNS:
+# the loop itself so no tool's start-up or report is counted):
 #
-#   bare       the loop alone
-#   floor      bench/sc_count: raw_tp sys_enter + sys_exit that only count
-#              (the least any syscall tracer in BPF can cost)
-#   floor+clk  bench/sc_count -t: the same, reading the clock at entry and
-#              exit (the least any tracer that measures latency can cost)
-#   nusku      nusku record -e syscall (counts, latency histograms, paths,
-#              slow calls)
-#   syscount   bcc's syscount -L -p PID (counts and latency per syscall)
-#   perf       perf trace -s (per-syscall summary)
-#   strace     strace -c (ptrace)
+#   bare        the loop alone
+#   floor       bench/sc_count: raw_tp sys_enter + sys_exit that only count
+#               (the least any syscall tracer in BPF can cost)
+#   floor+clk   bench/sc_count -t: the same, reading the clock at entry and
+#               exit, the entry time per CPU (only right for this loop)
+#   floor+task  bench/sc_count -T: the same with the entry time per thread
+#               in task storage (the least a tracer whose latencies stay
+#               right when calls block and threads move can cost)
+#   nusku       nusku record -e syscall (exact counts, errors and latency
+#               histograms per thread and syscall, sampled code paths,
+#               slow calls)
+#   default     nusku record with the default signals
+#   before      $NUSKU_BEFORE record -e syscall, when NUSKU_BEFORE names
+#               another build of nusku (e.g. of main, to compare)
+#   syscount    bcc's syscount -p PID (counts per syscall; libbpf-tools)
+#   syscount-L  bcc's syscount -L -p PID (counts and latency per syscall)
+#   perf-stat   perf stat -e raw_syscalls:sys_enter (a count, no BPF)
 #
-# Prints per call the wall-clock time and the loop thread's CPU time (what
-# the in-kernel probes cost; a loaded machine inflates it much less than
-# the wall clock, but it leaves out a tracer's own process: strace, perf),
-# the slowdown against the bare loop, and the CPU cost each tool adds per
-# call against the floors'.
+# Cases run in turn, RUNS rounds of every case, so that a machine busy with
+# something else slows all of them alike; each case keeps its fastest run.
+# Prints per call the loop thread's CPU time (what in-kernel probes cost; it
+# leaves out a tracer's own process) and wall time, the CPU time each tool
+# adds per call, and that as a ratio of the floors'.
 #
 #   bench/syscall.sh [BUILDDIR]        (default: the current directory)
 #   bench/run syscall
 #
-# Environment: CALLS (default 1000000), RUNS (default 3).  bcc's syscount
-# compiles its BPF program at run time and needs the running kernel's
-# headers; where they are missing it is reported as not run.
+# Environment: CALLS (default 1000000), RUNS (default 3), CASES (a subset),
+# SYSCOUNT, NUSKU_BEFORE, SC_MIX (set: the loop makes getpid, 4 KiB reads
+# of /dev/zero and 4 KiB writes to /dev/null in turn).  A tool that cannot run is reported as not run.  Another
+# syscall tracer attached meanwhile (another recording on the machine) costs
+# every case; the header line says how many raw_tp programs were loaded.
 set -eu
 B=${1:-.}
 NUSKU=$B/nusku
@@ -33,7 +42,12 @@ LOOP=$B/bench/sc_loop
 FLOOR=$B/bench/sc_count
 CALLS=${CALLS:-1000000}
 RUNS=${RUNS:-3}
-SYSCOUNT=${SYSCOUNT:-/usr/sbin/syscount-bpfcc}
+# bcc's syscount: its CO-RE build (Debian: libbpf-tools) needs no kernel
+# headers; the Python one (bpfcc-tools) compiles at run time and does.
+if [ -z "${SYSCOUNT:-}" ]; then
+	SYSCOUNT=/usr/sbin/syscount
+	[ -x "$SYSCOUNT" ] || SYSCOUNT=/usr/sbin/syscount-bpfcc
+fi
 [ -f "$B/Makefile" ] && make -C "$B" -s bench/sc_loop bench/sc_count >/dev/null 2>&1
 [ -x "$NUSKU" ] && [ -x "$LOOP" ] && [ -x "$FLOOR" ] ||
 	{ echo "syscall.sh: build first (make)" >&2; exit 2; }
@@ -42,10 +56,14 @@ SYSCOUNT=${SYSCOUNT:-/usr/sbin/syscount-bpfcc}
 T=$(mktemp -d "${TMPDIR:-/tmp}/nusku-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 
-# "wall cpu" ns per call of one run of CMD... (the loop's own lines).
+# The loop's own "wall cpu" ns per call, from its output on stdin.
+loop_ns() {
+	awk '$1 == "ns_per_call" { w = $2 } $1 == "cpu_ns_per_call" { c = $2 }
+		END { if (w != "") print w, c }'
+}
+
 one() {
-	"$@" 2>/dev/null | awk '$1 == "ns_per_call" { w = $2 }
-		$1 == "cpu_ns_per_call" { c = $2 } END { if (w != "") print w, c }'
+	"$@" 2>/dev/null | loop_ns
 }
 
 # syscount attaches to a pid: start the loop waiting for a file, start
@@ -54,7 +72,8 @@ one_syscount() {
 	rm -f "$T/go"
 	SC_WAIT_FILE=$T/go "$LOOP" "$CALLS" > "$T/loop.out" &
 	lp=$!
-	"$SYSCOUNT" -L -p "$lp" > "$T/sc.out" 2>&1 &
+	# line-buffered: its "Tracing" line must reach the file at once
+	stdbuf -oL "$SYSCOUNT" "$@" -p "$lp" > "$T/sc.out" 2>&1 &
 	sp=$!
 	i=0
 	while ! grep -q Tracing "$T/sc.out" 2>/dev/null; do
@@ -73,64 +92,60 @@ one_syscount() {
 	wait $lp
 	kill -INT $sp 2>/dev/null || true
 	wait $sp 2>/dev/null || true
-	awk '$1 == "ns_per_call" { w = $2 } $1 == "cpu_ns_per_call" { c = $2 }
-		END { if (w != "") print w, c }' "$T/loop.out"
+	loop_ns < "$T/loop.out"
 }
 
-# best CASE: the fastest of RUNS runs of a case, "wall cpu" ns per call
-# (each the minimum on its own).
-best() {
-	b=
-	for i in $(seq "$RUNS"); do
-		case $1 in
-		bare) d=$(one "$LOOP" "$CALLS") ;;
-		floor) d=$(one "$FLOOR" -- "$LOOP" "$CALLS") ;;
-		floor+clk) d=$(one "$FLOOR" -t -- "$LOOP" "$CALLS") ;;
-		nusku) d=$(one "$NUSKU" record -q -e syscall -o "$T/run.nsk" -- "$LOOP" "$CALLS") ;;
-		syscount) d=$(one_syscount) || d= ;;
-		perf) d=$(one perf trace -s -o "$T/perf.out" -- "$LOOP" "$CALLS") ;;
-		strace) d=$(one strace -f -c -o "$T/strace.out" "$LOOP" "$CALLS") ;;
-		esac
-		[ -n "$d" ] || { echo "syscall.sh: $1 failed" >&2; return 1; }
-		b=$(echo "$d $b" | awk '{ w = $1; c = $2
-			if (NF == 4) { if ($3 < w) w = $3; if ($4 < c) c = $4 }
-			print w, c }')
-	done
-	echo "$b"
+run_case() {
+	case $1 in
+	bare) one "$LOOP" "$CALLS" ;;
+	floor) one "$FLOOR" -- "$LOOP" "$CALLS" ;;
+	floor+clk) one "$FLOOR" -t -- "$LOOP" "$CALLS" ;;
+	floor+task) one "$FLOOR" -T -- "$LOOP" "$CALLS" ;;
+	nusku) one "$NUSKU" record -q -e syscall -o "$T/run.nsk" -- "$LOOP" "$CALLS" ;;
+	default) one "$NUSKU" record -q -o "$T/run.nsk" -- "$LOOP" "$CALLS" ;;
+	before) one "$NUSKU_BEFORE" record -q -e syscall -o "$T/run.nsk" -- "$LOOP" "$CALLS" ;;
+	syscount) one_syscount ;;
+	syscount-L) one_syscount -L ;;
+	perf-stat) one perf stat -e raw_syscalls:sys_enter -o "$T/perf.out" -- "$LOOP" "$CALLS" ;;
+	esac
 }
 
-cases="bare floor floor+clk nusku"
-[ -x "$SYSCOUNT" ] && cases="$cases syscount"
-command -v perf >/dev/null && cases="$cases perf"
-command -v strace >/dev/null && cases="$cases strace"
+cases=${CASES:-"bare floor floor+clk floor+task nusku default"}
+if [ -z "${CASES:-}" ]; then
+	[ -n "${NUSKU_BEFORE:-}" ] && cases="$cases before"
+	[ -x "$SYSCOUNT" ] && cases="$cases syscount syscount-L"
+	command -v perf >/dev/null && cases="$cases perf-stat"
+fi
+others=$(bpftool prog list 2>/dev/null | grep -c raw_tracepoint || true)
 
 : > "$T/results"
-for c in $cases; do
-	if v=$(best "$c"); then
-		echo "$c $v" >> "$T/results"
-	else
-		echo "$c - -" >> "$T/results"
-	fi
+for r in $(seq "$RUNS"); do
+	for c in $cases; do
+		d=$(run_case "$c") || d=
+		[ -n "$d" ] && echo "$c $d" >> "$T/results"
+	done
 done
-echo "$CALLS getpid calls, best of $RUNS runs ($(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
-awk '
-	{ name[NR] = $1; wall[$1] = $2; cpu[$1] = $3 }
+what=getpid
+[ -n "${SC_MIX:-}" ] && what=getpid/read/write
+echo "$CALLS $what calls, fastest of $RUNS rounds of every case in turn" \
+	"($(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)," \
+	"$others raw_tp programs loaded before)"
+awk -v cases="$cases" '
+	{ if (!($1 in wall) || $2 < wall[$1]) wall[$1] = $2
+	  if (!($1 in cpu) || $3 < cpu[$1]) cpu[$1] = $3 }
 	END {
-		bw = wall["bare"]; bc = cpu["bare"]
-		f = cpu["floor"] - bc; fc = cpu["floor+clk"] - bc
-		printf "%-10s %9s %9s %9s %10s %9s %11s\n", "tool", "wall ns", "slowdown",
-			"cpu ns", "added cpu", "/ floor", "/ floor+clk"
-		for (i = 1; i <= NR; i++) {
-			n = name[i]
-			if (wall[n] == "-") {
-				printf "%-10s %9s   (could not run here)\n", n, "-"
-				continue
-			}
-			add = cpu[n] - bc
+		bc = cpu["bare"]; f = cpu["floor"] - bc; ft = cpu["floor+task"] - bc
+		printf "%-11s %8s %9s %10s %8s %13s\n", "tool", "cpu ns", "wall ns",
+			"added ns", "/ floor", "/ floor+task"
+		n = split(cases, c, " ")
+		for (i = 1; i <= n; i++) {
+			k = c[i]
+			if (!(k in cpu)) { printf "%-11s   (could not run here)\n", k; continue }
+			add = cpu[k] - bc
 			r1 = r2 = "-"
-			if (n != "bare" && f > 0) r1 = sprintf("%.2fx", add / f)
-			if (n != "bare" && fc > 0) r2 = sprintf("%.2fx", add / fc)
-			printf "%-10s %9.1f %8.2fx %9.1f %10.1f %9s %11s\n", n, wall[n],
-				wall[n] / bw, cpu[n], add, r1, r2
+			if (k != "bare" && f > 0) r1 = sprintf("%.2fx", add / f)
+			if (k != "bare" && ft > 0) r2 = sprintf("%.2fx", add / ft)
+			printf "%-11s %8.1f %9.1f %10.1f %8s %13s\n", k, cpu[k], wall[k],
+				add, r1, r2
 		}
 	}' "$T/results"

@@ -1,29 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Syscalls of the targets: counts, errors and latency, aggregated in the
- * kernel per (thread, syscall, calling code path); slow calls one by one.
+/* Syscalls of the targets: counts, errors and latency, exact, per (thread,
+ * syscall); time charged to code paths by sampling; slow calls one by one.
  *
+ * The per-call path is kept short, since it is paid on every call:
  * raw_tp/sys_enter notes the entry time in task-local storage (no hashing,
  * and freed by the kernel with the task, so a thread that dies inside a
- * syscall leaves nothing behind).  raw_tp/sys_exit computes the duration and
- * adds it to a hash-map entry: count, errors, total, max, log2 histogram,
- * errnos in a second map.  Nothing per call goes through a ring buffer.
+ * syscall leaves nothing behind); raw_tp/sys_exit computes the duration and
+ * adds it to the thread's slot for that number, found by index in an array
+ * (see include/nusku/events/syscall.h).  Errnos, paths and slow calls go to
+ * hash maps and a ring buffer only for the calls that have them.
  *
  * A user stack walk costs more than the probe (~1 us against ~0.2 us), so
- * not every call takes one.  Each thread keeps, per syscall number, the code
- * path its calls are currently charged to.  A call takes a stack when it is
- * the thread's first of that number, when it lasts at least sample_ns, or
- * when the calls charged to the current path since its stack was taken add
- * up to sample_ns; the new stack becomes the current path and the following
- * calls are charged to it.  So every call is counted exactly once, calls of
- * sample_ns or more carry their own stack, and shorter calls are charged to
- * a stack drawn in proportion to time (at most one walk per sample_ns of
- * syscall time: under 1% overhead at the default 100 us).  The stack is
- * taken at sys_exit, when the duration is known: the user stack is then the
- * one the call was made from.
+ * only some calls take one: a call of sample_ns or more, charged its own
+ * time; and, among shorter calls, the one in progress (in the thread's
+ * syscall time) at points spaced a random [sample_ns/2, 3*sample_ns/2)
+ * apart, each point charging sample_ns.  A call of d < sample_ns holds a
+ * point with probability d / sample_ns, so the time expected on a path is
+ * the time its calls took, and the random spacing keeps a loop of
+ * alternating calls from being sampled in step with its period.  At most
+ * one walk per sample_ns/2 of syscall time: well under 1% at the default
+ * 100 us.  The stack is taken at sys_exit, when the duration is known:
+ * the user stack is then the one the call was made from.
  *
- * The maps are double-buffered: programs write to set `active`, the recorder
- * flips it, and a poll later reads and empties the other set, so nothing is
- * read while being written and no per-key state is kept in user space.
+ * The maps are double-buffered: programs write to set `active`, the
+ * recorder flips it, and a poll later reads and empties the other set, so
+ * nothing is read while being written and no per-key state is kept in
+ * user space.
+ *
+ * Not the program's (counted apart, in sc_self): syscalls made by the
+ * probes themselves (the uretprobe syscall, its number found by the
+ * recorder in the running kernel's table) and, for a launched program,
+ * whatever the launcher does in the child before its exec succeeds.
  *
  * sys_exit is absent for exit and exit_group (they are counted at entry,
  * with no duration), for a thread killed inside a call, and for calls that
@@ -44,25 +51,57 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u64 slow_ns = 1000000;	 /* --slow-syscall */
-const volatile __u64 sample_ns = 100000; /* syscall time per stack taken */
+const volatile __u64 sample_ns = 100000; /* --syscall-sample: see above */
 const volatile __u32 nr_exit = 0xffffffff;
 const volatile __u32 nr_exit_group = 0xffffffff;
 const volatile __u32 nr_execve = 0xffffffff;
 const volatile __u32 nr_execveat = 0xffffffff;
+/* The probes' own syscalls (uretprobe, uprobe); none: 0xffffffff */
+const volatile __u32 nr_self0 = 0xffffffff;
+const volatile __u32 nr_self1 = 0xffffffff;
+/* The launched child, not the program until its exec; 0: attach mode */
+const volatile __u32 launch_tgid = 0;
 /* bytes of user stack to copy with a new path; 0: frame pointers only */
 const volatile __u32 ustack_bytes = 0;
 
 /* Which map set the programs write to; flipped by the recorder. */
 __u32 active = 0;
+/* Slots handed out so far (may pass NSK_SC_SLOTS: then they are full). */
+__u32 next_slot = 0;
+/* The launched child's exec has succeeded. */
+__u32 launch_done = 0;
 
-#define NSK_SC_MAX_KEYS 16384
+/* Aggregates by slot: set 0 in [0, NSK_SC_SLOTS), set 1 after it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * NSK_SC_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct nsk_sc_agg);
+} sc_aggs SEC(".maps");
 
-#define STATS_MAP(name)                                                        \
+/* Slots of ended threads, handed back by the recorder. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, NSK_SC_SLOTS);
+	__type(value, __u32);
+} sc_free SEC(".maps");
+
+/* The (thread, syscall) each slot belongs to, written when it is taken. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NSK_SC_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct nsk_sc_key);
+} sc_owners SEC(".maps");
+
+#define OVER_MAP(name)                                                         \
 	struct {                                                               \
 		__uint(type, BPF_MAP_TYPE_HASH);                               \
-		__uint(max_entries, NSK_SC_MAX_KEYS);                          \
+		__uint(max_entries, 8192);                                     \
 		__type(key, struct nsk_sc_key);                                \
-		__type(value, struct nsk_sc_val);                              \
+		__type(value, struct nsk_sc_agg);                              \
 	} name SEC(".maps")
 #define ERRNO_MAP(name)                                                        \
 	struct {                                                               \
@@ -71,11 +110,21 @@ __u32 active = 0;
 		__type(key, struct nsk_sc_errkey);                             \
 		__type(value, __u64);                                          \
 	} name SEC(".maps")
+#define PATH_MAP(name)                                                         \
+	struct {                                                               \
+		__uint(type, BPF_MAP_TYPE_HASH);                               \
+		__uint(max_entries, 16384);                                    \
+		__type(key, struct nsk_sc_pathkey);                            \
+		__type(value, struct nsk_sc_pathval);                          \
+	} name SEC(".maps")
 
-STATS_MAP(sc_stats0);
-STATS_MAP(sc_stats1);
+/* Aggregates of the slotless: numbers >= NSK_SC_NR_SLOTS, full arrays. */
+OVER_MAP(sc_over0);
+OVER_MAP(sc_over1);
 ERRNO_MAP(sc_errnos0);
 ERRNO_MAP(sc_errnos1);
+PATH_MAP(sc_paths0);
+PATH_MAP(sc_paths1);
 
 /* Stacks by hash; the recorder deletes those it has interned. */
 struct {
@@ -105,13 +154,21 @@ struct {
 	__type(value, __u64);
 } sc_lost SEC(".maps");
 
-/* Per thread: the call in progress and the current code path per number. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NSK_SC_SELF_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sc_self SEC(".maps");
+
+/* Per thread: the call in progress, the sampling budget, the slots. */
 struct nsk_sc_thread {
 	__u64 enter_ts; /* 0: no call in progress that we saw start */
 	__u64 id;	/* pid_tgid, kept so sys_exit need not ask again */
+	__s64 budget;	/* syscall time left to the next sample point */
 	__u32 enter_nr;
-	__u32 pad;
-	__u64 cur[NSK_SC_NR_SLOTS];
+	__u32 launcher; /* the launched child, before its exec */
+	__u16 slot[NSK_SC_NR_SLOTS]; /* see NSK_SC_SLOT_FULL */
 };
 
 struct {
@@ -121,13 +178,15 @@ struct {
 	__type(value, struct nsk_sc_thread);
 } sc_threads SEC(".maps");
 
-static __always_inline void count_lost(__u32 what)
+static __always_inline void count_in(void *map, __u32 what)
 {
-	__u64 *n = bpf_map_lookup_elem(&sc_lost, &what);
+	__u64 *n = bpf_map_lookup_elem(map, &what);
 
 	if (n)
 		*n += 1; /* per CPU; these programs do not nest on a CPU */
 }
+
+#define count_lost(what) count_in(&sc_lost, what)
 
 static __always_inline __u32 log2_bucket(__u64 v)
 {
@@ -280,24 +339,50 @@ __noinline int sc_take_stack(struct bpf_raw_tracepoint_args *ctx,
 	return 0;
 }
 
-static __always_inline struct nsk_sc_val *
-stats_get(void *map, const struct nsk_sc_key *key)
+/* The slot of (thread, nr) in set `set`, taken at its first call. */
+static __always_inline struct nsk_sc_agg *
+slot_agg(struct nsk_sc_thread *t, const struct nsk_sc_key *key, __u32 set,
+	 void *over)
 {
-	static const struct nsk_sc_val zero;
-	struct nsk_sc_val *v = bpf_map_lookup_elem(map, key);
+	static const struct nsk_sc_agg zero;
+	struct nsk_sc_agg *v;
+	struct nsk_sc_key *owner;
+	__u32 nr = key->nr, idx;
+	__u16 s;
 
+	if (nr < NSK_SC_NR_SLOTS) {
+		s = t->slot[nr];
+		if (!s) {
+			if (bpf_map_pop_elem(&sc_free, &idx))
+				idx = __sync_fetch_and_add(&next_slot, 1);
+			owner = idx < NSK_SC_SLOTS
+					? bpf_map_lookup_elem(&sc_owners, &idx)
+					: 0;
+			if (owner) {
+				*owner = *key;
+				s = idx + 1;
+			} else {
+				s = NSK_SC_SLOT_FULL;
+			}
+			t->slot[nr] = s;
+		}
+		if (s != NSK_SC_SLOT_FULL) {
+			idx = (__u32)s - 1 + (set ? NSK_SC_SLOTS : 0);
+			return bpf_map_lookup_elem(&sc_aggs, &idx);
+		}
+	}
+	v = bpf_map_lookup_elem(over, key);
 	if (v)
 		return v;
-	if (bpf_map_update_elem(map, key, &zero, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(map, key)) {
+	if (bpf_map_update_elem(over, key, &zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(over, key)) {
 		count_lost(NSK_SC_LOST_STATS);
 		return 0;
 	}
-	return bpf_map_lookup_elem(map, key);
+	return bpf_map_lookup_elem(over, key);
 }
 
-static __always_inline void stats_add(struct nsk_sc_val *v, __u64 d, int err,
-				      int sampled)
+static __always_inline void agg_add(struct nsk_sc_agg *v, __u64 d, int err)
 {
 	v->count++;
 	v->total_ns += d;
@@ -306,7 +391,44 @@ static __always_inline void stats_add(struct nsk_sc_val *v, __u64 d, int err,
 	v->hist[log2_bucket(d)]++;
 	if (err)
 		v->errors++;
-	v->unsampled_ns = sampled ? 0 : v->unsampled_ns + d;
+}
+
+/* Charges time (and calls, estimated) to a path. */
+static __always_inline void path_add(void *map, const struct nsk_sc_key *key,
+				     __u64 path, __u64 time, __u64 d)
+{
+	static const struct nsk_sc_pathval zero;
+	struct nsk_sc_pathkey pk = { .key = *key, .stack = path };
+	struct nsk_sc_pathval *v = bpf_map_lookup_elem(map, &pk);
+
+	if (!v) {
+		bpf_map_update_elem(map, &pk, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(map, &pk);
+		if (!v) {
+			count_lost(NSK_SC_LOST_PATHS);
+			return;
+		}
+	}
+	v->time_ns += time;
+	v->calls_x256 += (time << 8) / (d ? d : 1);
+}
+
+/* The time a call of d < sample_ns charges to its path: sample_ns per
+ * sample point it holds (at most two: points are >= sample_ns/2 apart). */
+static __always_inline __u64 sample_points(struct nsk_sc_thread *t, __u64 d)
+{
+	__u64 time = 0;
+
+	t->budget -= (__s64)d;
+	if (t->budget > 0)
+		return 0;
+	t->budget += sample_ns / 2 + bpf_get_prandom_u32() % sample_ns;
+	time = sample_ns;
+	if (t->budget <= 0) {
+		t->budget += sample_ns / 2 + bpf_get_prandom_u32() % sample_ns;
+		time += sample_ns;
+	}
+	return time;
 }
 
 static __always_inline void errno_add(void *map, const struct nsk_sc_key *key,
@@ -427,49 +549,42 @@ __noinline int sc_emit_slow(struct sc_call *c)
 	return 0;
 }
 
-/* Charges one call to a map set. */
+/* Charges one call to map set `set`. */
 static __always_inline void account_to(void *ctx, __u64 regs,
 				       struct nsk_sc_thread *t, __u64 id,
 				       __u32 nr, long ret, __u64 d,
-				       int returned, void *stats, void *errnos)
+				       int returned, __u32 set, void *over,
+				       void *errnos, void *paths)
 {
 	struct nsk_sc_key key = {
 		.tid = (__u32)id,
 		.pid = id >> 32,
 		.nr = nr,
 	};
-	struct nsk_sc_val *v;
-	__u64 *slot = 0, path = NSK_SC_STACK_FAILED;
-	int sample = 0, err = 0, restart = 0, slow, have_stack = 0;
+	struct nsk_sc_agg *v;
+	__u64 path = NSK_SC_STACK_FAILED, time;
+	int err = 0, restart = 0, slow, have_stack;
 
 	if (returned && ret < 0 && ret >= -4095) {
 		restart = ret <= -512 && ret >= -516;
 		err = !restart;
 	}
-	if (nr < NSK_SC_NR_SLOTS) {
-		slot = &t->cur[nr];
-		key.stack = *slot;
-	}
-	v = bpf_map_lookup_elem(stats, &key);
-	if (slot && returned)
-		sample = key.stack == NSK_SC_STACK_NONE || d >= sample_ns ||
-			 (v && v->unsampled_ns + d >= sample_ns);
-	slow = returned && d >= slow_ns;
-	if (sample || slow)
-		/* a slow call's path is interned too, so its record can name
-		 * it, but only a sample changes the current path */
-		have_stack = sc_take_stack(ctx, regs, 1, &path) == 0;
-	if (sample && slot) {
-		key.stack = path;
-		*slot = path;
-		v = 0;
-	}
-	if (!v)
-		v = stats_get(stats, &key);
+	v = slot_agg(t, &key, set, over);
 	if (v)
-		stats_add(v, d, err, sample);
+		agg_add(v, d, err);
 	if (err || restart)
 		errno_add(errnos, &key, (__u32)-ret);
+	if (!returned)
+		return;
+	/* The rest is for the few calls that take a stack. */
+	slow = d >= slow_ns;
+	time = d >= sample_ns || slow ? d : sample_points(t, d);
+	if (!time && !slow)
+		return;
+	have_stack = sc_take_stack(ctx, regs, 1, &path) == 0;
+	if (time)
+		path_add(paths, &key, have_stack ? path : NSK_SC_STACK_FAILED,
+			 time, d);
 	if (slow) {
 		struct sc_call c = {
 			.regs = regs,
@@ -493,11 +608,11 @@ static __always_inline void account(void *ctx, __u64 regs,
 				    __u32 nr, long ret, __u64 d, int returned)
 {
 	if (active)
-		account_to(ctx, regs, t, id, nr, ret, d, returned, &sc_stats1,
-			   &sc_errnos1);
+		account_to(ctx, regs, t, id, nr, ret, d, returned, 1,
+			   &sc_over1, &sc_errnos1, &sc_paths1);
 	else
-		account_to(ctx, regs, t, id, nr, ret, d, returned, &sc_stats0,
-			   &sc_errnos0);
+		account_to(ctx, regs, t, id, nr, ret, d, returned, 0,
+			   &sc_over0, &sc_errnos0, &sc_paths0);
 }
 
 SEC("raw_tp/sys_enter")
@@ -505,24 +620,34 @@ int BPF_PROG(nsk_sys_enter, struct pt_regs *regs, long nr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct nsk_sc_thread *t;
+	__u32 tgid;
 
+	if ((__u32)nr == nr_self0 || (__u32)nr == nr_self1) {
+		/* A probe's own syscall (uretprobe): the profiler's cost. */
+		if (bpf_task_storage_get(&sc_threads, task, 0, 0))
+			count_in(&sc_self, NSK_SC_SELF_PROBE);
+		return 0;
+	}
 	t = bpf_task_storage_get(&sc_threads, task, 0, 0);
 	if (!t) {
 		/* First call of this thread, or not a target at all. */
-		if (!nsk_is_target(nsk_cur_tgid()))
+		tgid = nsk_cur_tgid();
+		if (!nsk_is_target(tgid))
 			return 0;
 		t = bpf_task_storage_get(&sc_threads, task, 0,
 					 BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!t)
 			return 0;
-		/* A thread keeps its ids until it execs (then the storage
-		 * is dropped, see sys_exit: a non-leader that execs takes
-		 * the leader's tid). */
+		/* A thread keeps its ids until it execs (see sys_exit: a
+		 * non-leader that execs takes the leader's tid). */
 		t->id = bpf_get_current_pid_tgid();
+		t->budget = sample_ns / 2 + bpf_get_prandom_u32() % sample_ns;
+		t->launcher = launch_tgid && tgid == launch_tgid && !launch_done;
 	}
 	if ((__u32)nr == nr_exit || (__u32)nr == nr_exit_group) {
 		/* No sys_exit follows: count it now. */
-		account(ctx, (__u64)regs, t, t->id, (__u32)nr, 0, 0, 0);
+		if (!t->launcher)
+			account(ctx, (__u64)regs, t, t->id, (__u32)nr, 0, 0, 0);
 		t->enter_ts = 0;
 		return 0;
 	}
@@ -531,26 +656,62 @@ int BPF_PROG(nsk_sys_enter, struct pt_regs *regs, long nr)
 	return 0;
 }
 
+/* A thread with state ends: its slots can be reused once the recorder has
+ * read their last window.  Not for a thread that never made a call. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(nsk_sc_thread_exit, struct task_struct *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct nsk_ev_syscall_gone *e;
+	struct nsk_sc_thread *t;
+
+	t = bpf_task_storage_get(&sc_threads, task, 0, 0);
+	if (!t)
+		return 0;
+	e = bpf_ringbuf_reserve(&sc_events, sizeof(*e), 0);
+	if (!e) {
+		count_lost(NSK_SC_LOST_RINGBUF); /* its slots stay taken */
+		return 0;
+	}
+	e->hdr.type = NSK_EV_SYSCALL_GONE;
+	e->hdr.size = sizeof(*e);
+	e->pid = t->id >> 32;
+	e->tid = (__u32)t->id;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
 SEC("raw_tp/sys_exit")
 int BPF_PROG(nsk_sys_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct nsk_sc_thread *t;
-	__u64 now, d;
+	__u64 d;
 	__u32 nr;
+	int exec;
 
 	t = bpf_task_storage_get(&sc_threads, task, 0, 0);
 	if (!t || !t->enter_ts)
 		return 0;
-	now = bpf_ktime_get_ns();
-	d = now - t->enter_ts;
+	d = bpf_ktime_get_ns() - t->enter_ts;
 	nr = t->enter_nr;
+	exec = (nr == nr_execve || nr == nr_execveat) && ret == 0;
+	if (t->launcher) {
+		/* The launcher's PATH search, its closing of the start pipe:
+		 * the program starts with the exec that succeeds. */
+		if (!exec) {
+			t->enter_ts = 0;
+			count_in(&sc_self, NSK_SC_SELF_LAUNCHER);
+			return 0;
+		}
+		t->launcher = 0;
+		launch_done = 1;
+	}
 	account(ctx, (__u64)regs, t, t->id, nr, ret, d, 1);
 	t->enter_ts = 0;
-	if ((nr == nr_execve || nr == nr_execveat) && ret == 0) {
-		/* A new program: the code paths of the old one mean nothing
-		 * now.  The next call starts afresh. */
+	if (exec && bpf_get_current_pid_tgid() != t->id)
+		/* A non-leader exec'd and took the leader's tid: its slots
+		 * name the old one.  The next call starts afresh. */
 		bpf_task_storage_delete(&sc_threads, task);
-	}
 	return 0;
 }

@@ -188,6 +188,22 @@ static const struct nsk_field end[] = {
 	F(end, lost, U64),
 };
 
+static const struct nsk_field syscall_path[] = {
+	F(syscall_path, time, TIME),
+	F(syscall_path, window_ns, U64),
+	F(syscall_path, pid, U32),
+	F(syscall_path, tid, U32),
+	F(syscall_path, nr, U32),
+	F(syscall_path, stack_id, U64),
+	F(syscall_path, calls, U64),
+	F(syscall_path, total_ns, U64),
+};
+
+static const struct nsk_field syscall_name[] = {
+	F(syscall_name, nr, U32),
+	F(syscall_name, name, BYTES),
+};
+
 const struct nsk_rec_desc nsk_rec_descs[NSK_REC_TYPE_MAX] = {
 	D(META, meta, 2),
 	D(CLOCK, clock_, 0),
@@ -208,6 +224,8 @@ const struct nsk_rec_desc nsk_rec_descs[NSK_REC_TYPE_MAX] = {
 	D(RETRANSMIT, retransmit, 0),
 	D(LOSS, loss, 0),
 	D(END, end, 0),
+	D(SYSCALL_PATH, syscall_path, 0),
+	D(SYSCALL_NAME, syscall_name, 1),
 };
 
 const char *nsk_field_kind__name(unsigned kind)

@@ -21,6 +21,8 @@ static const char *const names[NSK_REC_TYPE_MAX] = {
 	[NSK_REC_RETRANSMIT] = "retransmit",
 	[NSK_REC_LOSS] = "loss",
 	[NSK_REC_END] = "end",
+	[NSK_REC_SYSCALL_PATH] = "syscall_path",
+	[NSK_REC_SYSCALL_NAME] = "syscall_name",
 };
 
 const char *nsk_rec_type__name(uint32_t type)

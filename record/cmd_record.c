@@ -19,6 +19,7 @@ enum {
 	OPT_DURATION,
 	OPT_MIN_BLOCK,
 	OPT_SLOW_SYSCALL,
+	OPT_SYSCALL_SAMPLE,
 	OPT_ALLOC_SAMPLE,
 	OPT_ALLOC_UPROBES,
 	OPT_NO_KSTACKS,
@@ -53,6 +54,8 @@ static void usage(FILE *f)
 		"                           at most 16k)\n"
 		"      --min-block TIME     offcpu: shortest blocking recorded (default 10us)\n"
 		"      --slow-syscall TIME  syscall: slower calls recorded one by one (default 1ms)\n"
+		"      --syscall-sample TIME  syscall: a code path sampled per TIME of syscall\n"
+		"                           time (default 100us; 1ns: every call)\n"
 		"      --alloc-sample SIZE  alloc: sample one allocation per SIZE bytes on\n"
 		"                           average (default 512k; 1: every allocation)\n"
 		"      --alloc-uprobes      alloc: probe the allocator with uprobes instead\n"
@@ -111,6 +114,7 @@ int cmd_record(int argc, char **argv)
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 		{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 		{ "slow-syscall", required_argument, NULL, OPT_SLOW_SYSCALL },
+		{ "syscall-sample", required_argument, NULL, OPT_SYSCALL_SAMPLE },
 		{ "alloc-sample", required_argument, NULL, OPT_ALLOC_SAMPLE },
 		{ "alloc-uprobes", no_argument, NULL, OPT_ALLOC_UPROBES },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -175,6 +179,11 @@ int cmd_record(int argc, char **argv)
 		case OPT_SLOW_SYSCALL:
 			if (nsk_parse_duration(optarg, 1000, &o.slow_syscall_ns))
 				return bad("--slow-syscall (e.g. 100us, 10ms)", optarg);
+			break;
+		case OPT_SYSCALL_SAMPLE:
+			if (nsk_parse_duration(optarg, 1000, &o.syscall_sample_ns) ||
+			    !o.syscall_sample_ns)
+				return bad("--syscall-sample (e.g. 100us, 1ns)", optarg);
 			break;
 		case OPT_ALLOC_UPROBES:
 			o.alloc_uprobes = 1;

@@ -107,6 +107,11 @@ int nsk_session__targets_fd(const struct nsk_session *s)
 	return s->targets_fd;
 }
 
+uint32_t nsk_session__launched(const struct nsk_session *s)
+{
+	return s->launched && s->root > 0 ? (uint32_t)s->root : 0;
+}
+
 int nsk_session__add_ringbuf(struct nsk_session *s, int map_fd,
 			     ring_buffer_sample_fn fn, void *ctx)
 {

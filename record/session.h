@@ -34,6 +34,7 @@ struct nsk_record_opts {
 	const char *events;	    /* comma-separated signal names */
 	uint64_t min_block_ns;	    /* offcpu: shortest interval recorded */
 	uint64_t slow_syscall_ns;   /* syscall: slower calls recorded one by one */
+	uint64_t syscall_sample_ns; /* syscall: time per path sample (0: default) */
 	uint64_t alloc_sample_bytes; /* alloc: 0 = every allocation */
 	int alloc_uprobes;	    /* alloc: uprobes even where the sampler would do */
 	int kernel_stacks;	    /* take kernel stacks (default 1) */
@@ -62,6 +63,10 @@ const struct nsk_record_opts *nsk_session__opts(const struct nsk_session *s);
 
 /* The launched child (before and after its exec) or the attached pid. */
 int nsk_session__target_pid(const struct nsk_session *s);
+
+/* The pid of the launched child (not the program until it execs), or 0
+ * when attached to a running process. */
+uint32_t nsk_session__launched(const struct nsk_session *s);
 
 /* The fd of the shared target map, for bpf_map__reuse_fd() before load. */
 int nsk_session__targets_fd(const struct nsk_session *s);

@@ -1,15 +1,22 @@
-/* The syscall signal, user half: turns bpf/syscall.bpf.c's aggregates and
- * slow-call events into NSK_REC_SYSCALL_STAT and NSK_REC_SYSCALL_SLOW.
+/* The syscall signal, user half: turns bpf/syscall.bpf.c's aggregates,
+ * path samples and slow-call events into NSK_REC_SYSCALL_STAT,
+ * NSK_REC_SYSCALL_PATH and NSK_REC_SYSCALL_SLOW, and names the running
+ * kernel's syscalls (NSK_REC_SYSCALL_NAME, from record/sctable.c).
  *
  * Aggregates: the BPF programs write to one of two map sets; every
  * FLUSH_NS this file flips them and reads (and empties) the set that was
  * left a whole window earlier, so no program is still writing to what is
- * read.  Each entry becomes one STAT record for (thread, syscall, code
- * path) over that window, with its errnos.  Entries key their code path by
- * a hash; the stack behind a hash comes once per (hash, pid) as a path
- * event with a copy of the user stack, unwound through the session
- * (record/ustack.c); failing that, it is read from the stacks map,
- * completed with the frameless callers BPF found, and interned.
+ * read.  The slots of that set are read through an mmap of the array,
+ * each one used becomes a STAT record for (thread, syscall) over that
+ * window with its errnos, and is zeroed for its next turn; the hash map
+ * of the slotless is read the same way.  The slots of a thread that ended
+ * go back to BPF (the sc_free queue) after two more flips: by then both
+ * sets have been read since its last call.  The path map becomes PATH
+ * records.  Paths are hashes; the stack behind a hash comes once per
+ * (hash, pid) as a path event with a copy of the user stack, unwound
+ * through the session (record/ustack.c); failing that, it is read from
+ * the stacks map, completed with the frameless callers BPF found, and
+ * interned.
  *
  * Slow calls come through a ring buffer, each with its arguments, the file
  * or socket behind its fd (record/fdinfo.c) and its user stack.
@@ -18,18 +25,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "record/fdinfo.h"
+#include "record/sctable.h"
 #include "record/session.h"
 #include "syscall.skel.h"
 #include <nusku/events/syscall.h>
 
 #define FLUSH_NS 1000000000ULL	   /* length of an aggregation window */
 #define DEFAULT_SLOW_NS 1000000ULL /* --slow-syscall default: 1 ms */
+#define DEFAULT_SAMPLE_NS 100000ULL /* --syscall-sample default: 100 us */
 #define BATCH 256
 
 /* (stack hash, pid) -> session stack id, open addressing. */
@@ -50,9 +61,21 @@ struct sc_state {
 	uint64_t set_end[2];	     /* when it was left; 0 while active */
 	uint64_t lost_seen[NSK_SC_LOST_MAX];
 	int ncpus;
+	/* The slot arrays, mmapped. */
+	struct nsk_sc_agg *aggs;
+	struct nsk_sc_key *owners;
+	size_t aggs_len, owners_len;
+	/* Threads that ended, their slots not yet handed back. */
+	struct gone {
+		uint32_t pid, tid;
+		int flips; /* flips to wait before their slots are free */
+	} *gone;
+	size_t ngone, capgone;
 	/* Batch buffers. */
 	struct nsk_sc_key keys[BATCH];
-	struct nsk_sc_val vals[BATCH];
+	struct nsk_sc_agg vals[BATCH];
+	struct nsk_sc_pathkey pkeys[BATCH];
+	struct nsk_sc_pathval pvals[BATCH];
 	struct nsk_sc_errkey *errs;  /* errnos of the set being read */
 	uint64_t *errcounts;
 	size_t nerrs, caperrs;
@@ -64,6 +87,7 @@ static const char *const lost_source[NSK_SC_LOST_MAX] = {
 	[NSK_SC_LOST_STACK] = "syscall.stack",
 	[NSK_SC_LOST_RINGBUF] = "syscall.ringbuf",
 	[NSK_SC_LOST_USTACK] = "syscall.ustack",
+	[NSK_SC_LOST_PATHS] = "syscall.paths",
 };
 
 static size_t slot_of(uint64_t hash, uint32_t pid, size_t cap)
@@ -275,19 +299,21 @@ static int read_errnos(struct sc_state *st, int fd)
 }
 
 static int emit_stat(struct sc_state *st, const struct nsk_sc_key *k,
-		     const struct nsk_sc_val *v, uint64_t start, uint64_t end)
+		     const struct nsk_sc_agg *v, uint64_t start, uint64_t end)
 {
-	uint64_t errnos[2 * 64];
+	uint64_t errnos[2 * 64], hist[NSK_SC_HIST_BUCKETS];
 	struct nsk_sc_errkey probe = { .key = *k };
 	struct nsk_record rec = { .type = NSK_REC_SYSCALL_STAT };
 	struct nsk_rec_syscall_stat *r = &rec.syscall_stat;
-	uint32_t nhist = NSK_SC_HIST_BUCKETS, nerr = 0;
+	uint32_t nhist = NSK_SC_HIST_BUCKETS, nerr = 0, i;
 	size_t lo = 0, hi = st->nerrs;
 
 	if (!v->count)
 		return 0;
 	while (nhist && !v->hist[nhist - 1])
 		nhist--;
+	for (i = 0; i < nhist; i++)
+		hist[i] = v->hist[i];
 	/* First errno entry of this key (errs sorted; err is after key). */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -309,42 +335,59 @@ static int emit_stat(struct sc_state *st, const struct nsk_sc_key *k,
 	r->pid = k->pid;
 	r->tid = k->tid;
 	r->nr = k->nr;
-	r->stack_id = stack_id(st, k->pid, k->stack);
+	r->stack_id = 0; /* paths are NSK_REC_SYSCALL_PATH records */
 	r->count = v->count;
 	r->errors = v->errors;
 	r->total_ns = v->total_ns;
 	r->max_ns = v->max_ns;
-	r->hist.v = (const uint64_t *)v->hist;
+	r->hist.v = hist;
 	r->hist.n = nhist;
 	r->errnos.v = errnos;
 	r->errnos.n = 2 * nerr;
 	return nsk_session__emit(st->s, &rec);
 }
 
-/* Reads and empties map set `set`, whose window is [start, end]. */
-static int drain_set(struct sc_state *st, uint32_t set, uint64_t start,
-		     uint64_t end)
+static int emit_path(struct sc_state *st, const struct nsk_sc_pathkey *k,
+		     const struct nsk_sc_pathval *v, uint64_t start, uint64_t end)
 {
-	struct syscall_bpf *skel = st->skel;
-	int sfd = bpf_map__fd(set ? skel->maps.sc_stats1 : skel->maps.sc_stats0);
-	int efd = bpf_map__fd(set ? skel->maps.sc_errnos1 : skel->maps.sc_errnos0);
+	struct nsk_record rec = { .type = NSK_REC_SYSCALL_PATH };
+	struct nsk_rec_syscall_path *r = &rec.syscall_path;
+
+	if (!v->time_ns)
+		return 0;
+	r->time = end;
+	r->window_ns = end - start;
+	r->pid = k->key.pid;
+	r->tid = k->key.tid;
+	r->nr = k->key.nr;
+	r->stack_id = stack_id(st, k->key.pid, k->stack);
+	r->calls = (v->calls_x256 + 128) >> 8;
+	r->total_ns = v->time_ns;
+	return nsk_session__emit(st->s, &rec);
+}
+
+/* Reads and empties a hash map of aggregates or paths, BATCH at a time. */
+static int drain_hash(struct sc_state *st, int fd, int paths, uint64_t start,
+		      uint64_t end)
+{
 	uint64_t in = 0, out = 0;
 	int first = 1, err, done = 0;
 	__u32 i, count;
 
-	err = read_errnos(st, efd);
-	if (err)
-		return err;
 	while (!done) {
 		count = BATCH;
-		err = bpf_map_lookup_and_delete_batch(sfd, first ? NULL : &in,
-						      &out, st->keys, st->vals,
-						      &count, NULL);
+		err = bpf_map_lookup_and_delete_batch(
+			fd, first ? NULL : &in, &out,
+			paths ? (void *)st->pkeys : (void *)st->keys,
+			paths ? (void *)st->pvals : (void *)st->vals, &count, NULL);
 		if (err && errno != ENOENT)
 			return -errno;
 		done = err != 0;
 		for (i = 0; i < count; i++) {
-			err = emit_stat(st, &st->keys[i], &st->vals[i], start, end);
+			err = paths ? emit_path(st, &st->pkeys[i], &st->pvals[i],
+						start, end)
+				    : emit_stat(st, &st->keys[i], &st->vals[i],
+						start, end);
 			if (err)
 				return err;
 		}
@@ -352,6 +395,39 @@ static int drain_set(struct sc_state *st, uint32_t set, uint64_t start,
 		first = 0;
 	}
 	return 0;
+}
+
+/* Reads and empties map set `set`, whose window is [start, end]. */
+static int drain_set(struct sc_state *st, uint32_t set, uint64_t start,
+		     uint64_t end)
+{
+	struct syscall_bpf *skel = st->skel;
+	uint32_t n = skel->bss->next_slot, i;
+	struct nsk_sc_agg *aggs = st->aggs + (set ? NSK_SC_SLOTS : 0);
+	int err;
+
+	err = read_errnos(st, bpf_map__fd(set ? skel->maps.sc_errnos1
+					      : skel->maps.sc_errnos0));
+	if (err)
+		return err;
+	/* Slots past n are unused; a slot taken since n was read is empty
+	 * in this set. */
+	for (i = 0; i < n && i < NSK_SC_SLOTS; i++) {
+		if (!aggs[i].count)
+			continue;
+		err = emit_stat(st, &st->owners[i], &aggs[i], start, end);
+		if (err)
+			return err;
+		memset(&aggs[i], 0, sizeof(aggs[i]));
+	}
+	err = drain_hash(st, bpf_map__fd(set ? skel->maps.sc_over1
+					     : skel->maps.sc_over0),
+			 0, start, end);
+	if (err)
+		return err;
+	return drain_hash(st, bpf_map__fd(set ? skel->maps.sc_paths1
+					      : skel->maps.sc_paths0),
+			  1, start, end);
 }
 
 static void drain_lost(struct sc_state *st)
@@ -404,9 +480,57 @@ static int on_slow(struct sc_state *st, const struct nsk_ev_syscall_slow *e)
 	return nsk_session__emit(st->s, &rec) < 0 ? -1 : 0;
 }
 
+static int on_gone(struct sc_state *st, const struct nsk_ev_syscall_gone *e)
+{
+	if (st->ngone == st->capgone) {
+		size_t cap = st->capgone ? 2 * st->capgone : 64;
+		struct gone *g = realloc(st->gone, cap * sizeof(*g));
+
+		if (!g)
+			return 0; /* its slots stay taken */
+		st->gone = g;
+		st->capgone = cap;
+	}
+	st->gone[st->ngone++] = (struct gone){ e->pid, e->tid, 2 };
+	return 0;
+}
+
+/* After a flip: hands back the slots of threads whose last window has
+ * been read (the set they wrote in last has been drained since). */
+static void free_slots(struct sc_state *st)
+{
+	uint32_t n = st->skel->bss->next_slot, i;
+	int fd = bpf_map__fd(st->skel->maps.sc_free);
+	size_t g = 0, kept = 0;
+
+	if (n > NSK_SC_SLOTS)
+		n = NSK_SC_SLOTS;
+	for (g = 0; g < st->ngone; g++) {
+		struct gone *x = &st->gone[g];
+
+		if (--x->flips > 0) {
+			st->gone[kept++] = *x;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			struct nsk_sc_key *o = &st->owners[i];
+
+			if (o->tid != x->tid || o->pid != x->pid)
+				continue;
+			memset(o, 0, sizeof(*o));
+			if (bpf_map_update_elem(fd, NULL, &i, 0))
+				break; /* the queue is full: slots stay taken */
+		}
+	}
+	st->ngone = kept;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	const struct nsk_ev_header *h = data;
+
+	if (len >= sizeof(struct nsk_ev_syscall_gone) && h->type == NSK_EV_SYSCALL_GONE)
+		return on_gone(ctx, data);
 
 	if (len >= sizeof(struct nsk_ev_syscall_path) && h->type == NSK_EV_SYSCALL_PATH)
 		return on_path(ctx, data, len);
@@ -421,26 +545,135 @@ static void sc_stop(void *state)
 
 	if (!st)
 		return;
+	if (st->aggs)
+		munmap(st->aggs, st->aggs_len);
+	if (st->owners)
+		munmap(st->owners, st->owners_len);
 	syscall_bpf__destroy(st->skel);
 	nsk_fdinfo__free(st->fdinfo);
 	free(st->stacks);
 	free(st->errs);
 	free(st->errcounts);
+	free(st->gone);
 	free(st);
+}
+
+static int emit_meta(struct nsk_session *s, const char *key, const char *value)
+{
+	struct nsk_record rec = { .type = NSK_REC_META };
+
+	rec.meta.key.data = (const uint8_t *)key;
+	rec.meta.key.len = strlen(key);
+	rec.meta.value.data = (const uint8_t *)value;
+	rec.meta.value.len = strlen(value);
+	return nsk_session__emit(s, &rec);
 }
 
 static int emit_arch(struct nsk_session *s)
 {
 	struct utsname u;
-	struct nsk_record rec = { .type = NSK_REC_META };
 
 	if (uname(&u))
 		return -errno;
-	rec.meta.key.data = (const uint8_t *)"syscall.arch";
-	rec.meta.key.len = strlen("syscall.arch");
-	rec.meta.value.data = (const uint8_t *)u.machine;
-	rec.meta.value.len = strlen(u.machine);
-	return nsk_session__emit(s, &rec);
+	return emit_meta(s, "syscall.arch", u.machine);
+}
+
+/* The running kernel's names into the recording, so that a report
+ * anywhere names every number this kernel has; and the numbers of the
+ * probes' own syscalls, which are never the program's.  Without the
+ * kernel's table, the build's headers (and a note) stand in. */
+static int emit_names(struct sc_state *st)
+{
+	struct nsk_record rec = { .type = NSK_REC_SYSCALL_NAME };
+	struct nsk_sctable *t;
+	char why[256];
+	int err, self0 = -ENOENT, self1 = -ENOENT;
+
+	err = nsk_sctable__read(&t, why, sizeof(why));
+	if (err) {
+		if (!nsk_session__opts(st->s)->quiet)
+			fprintf(stderr, "nusku: record: note: syscall names from "
+				"the build's headers: %s\n", why);
+		err = emit_meta(st->s, "syscall.names", why);
+#ifdef __NR_uretprobe
+		self0 = __NR_uretprobe;
+#endif
+#ifdef __NR_uprobe
+		self1 = __NR_uprobe;
+#endif
+		goto cleanup;
+	}
+	self0 = nsk_sctable__find(t, "uretprobe");
+	self1 = nsk_sctable__find(t, "uprobe");
+	for (uint32_t nr = 0; nr < nsk_sctable__count(t); nr++) {
+		const char *name = nsk_sctable__name(t, nr);
+
+		if (!name)
+			continue;
+		rec.syscall_name.nr = nr;
+		rec.syscall_name.name.data = (const uint8_t *)name;
+		rec.syscall_name.name.len = strlen(name);
+		err = nsk_session__emit(st->s, &rec);
+		if (err)
+			goto cleanup;
+	}
+	err = emit_meta(st->s, "syscall.names", "kernel");
+cleanup:
+	if (self0 >= 0)
+		st->skel->rodata->nr_self0 = self0;
+	if (self1 >= 0)
+		st->skel->rodata->nr_self1 = self1;
+	nsk_sctable__free(t);
+	return err;
+}
+
+/* What the programs saw and did not charge to the program. */
+static int emit_self(struct sc_state *st)
+{
+	static const char *const keys[NSK_SC_SELF_MAX] = {
+		[NSK_SC_SELF_PROBE] = "syscall.self.probe_calls",
+		[NSK_SC_SELF_LAUNCHER] = "syscall.self.launcher_calls",
+	};
+	int fd = bpf_map__fd(st->skel->maps.sc_self), err = 0;
+	uint64_t *v = calloc(st->ncpus, sizeof(*v));
+	char buf[32];
+
+	if (!v)
+		return -ENOMEM;
+	for (__u32 k = 0; k < NSK_SC_SELF_MAX && !err; k++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(fd, &k, v))
+			continue;
+		for (int c = 0; c < st->ncpus; c++)
+			sum += v[c];
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)sum);
+		err = emit_meta(st->s, keys[k], buf);
+	}
+	free(v);
+	return err;
+}
+
+static int map_slots(struct sc_state *st)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	st->aggs_len = (2 * NSK_SC_SLOTS * sizeof(struct nsk_sc_agg) + page - 1) &
+		       ~(page - 1);
+	p = mmap(NULL, st->aggs_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(st->skel->maps.sc_aggs), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	st->aggs = p;
+	st->owners_len = (NSK_SC_SLOTS * sizeof(struct nsk_sc_key) + page - 1) &
+			 ~(page - 1);
+	p = mmap(NULL, st->owners_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(st->skel->maps.sc_owners), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	st->owners = p;
+	return 0;
 }
 
 static int sc_start(struct nsk_session *s, void **state)
@@ -468,16 +701,26 @@ static int sc_start(struct nsk_session *s, void **state)
 	}
 	st->skel->rodata->slow_ns = opts->slow_syscall_ns ? opts->slow_syscall_ns
 							  : DEFAULT_SLOW_NS;
+	st->skel->rodata->sample_ns = opts->syscall_sample_ns
+					      ? opts->syscall_sample_ns
+					      : DEFAULT_SAMPLE_NS;
 	st->skel->rodata->nr_exit = SYS_exit;
 	st->skel->rodata->nr_exit_group = SYS_exit_group;
 	st->skel->rodata->nr_execve = SYS_execve;
 	st->skel->rodata->nr_execveat = SYS_execveat;
+	st->skel->rodata->launch_tgid = nsk_session__launched(s);
 	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
+	err = emit_names(st);
+	if (err)
+		goto cleanup;
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
 				nsk_session__targets_fd(s));
 	if (err)
 		goto cleanup;
 	err = syscall_bpf__load(st->skel);
+	if (err)
+		goto cleanup;
+	err = map_slots(st);
 	if (err)
 		goto cleanup;
 	err = syscall_bpf__attach(st->skel);
@@ -520,6 +763,7 @@ static int sc_poll(struct nsk_session *s, void *state, int final)
 	st->active = other;
 	st->set_start[other] = now;
 	st->set_end[old] = now;
+	free_slots(st);
 	if (final) {
 		/* A program that read `active` just before the flip finishes
 		 * within microseconds; give it a millisecond. */
@@ -530,6 +774,7 @@ static int sc_poll(struct nsk_session *s, void *state, int final)
 		if (err)
 			goto cleanup;
 		st->set_end[old] = 0;
+		err = emit_self(st);
 	}
 cleanup:
 	drain_lost(st);

@@ -31,7 +31,7 @@ const unsigned int nsk_syscall_count =
 	sizeof(nsk_syscall_names) / sizeof(nsk_syscall_names[0]);
 
 const char nsk_syscall_names_sql[] =
-	"INSERT INTO syscall_name VALUES "
+	"INSERT INTO syscall_name (nr, name) VALUES "
 MID
 printf '%s\n' "$pairs" | awk '{ printf "\t\"%s(%s, '\''%s'\'')\"\n", (NR > 1 ? ", " : ""), $1, $2 }'
 echo '	;'

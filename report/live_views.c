@@ -310,7 +310,9 @@ static int syscall_query(struct nsk_live_db *ldb,
 	"SELECT nr, max(max_ns) AS mx, "                                        \
 	"  max(CASE WHEN time >= ?1 THEN max_ns END), "                         \
 	"  sum(total_ns) * 1.0 / max(1, sum(count)), sum(count) AS n, "         \
-	"  sum(errors), sum(total_ns) AS total FROM syscall_stat "              \
+	"  sum(errors), sum(total_ns) AS total, (SELECT name FROM "            \
+	"  syscall_name sn WHERE sn.nr = syscall_stat.nr AND sn.kernel = 1) "  \
+	"FROM syscall_stat "                                                    \
 	"WHERE (?2 = 0 OR pid = ?2) AND (?3 = 0 OR tid = ?3) "                  \
 	"GROUP BY nr ORDER BY " order " DESC LIMIT ?4"
 	const char *sql = q->sort == 1 ? SYSCALL_SQL("total")
@@ -324,9 +326,13 @@ static int syscall_query(struct nsk_live_db *ldb,
 		char mx[16], last[16], avg[16], n[16], err[16], total[16], name[32];
 		const char *cells[7] = { mx, last, avg, n, err, total, name };
 		long long nr = sqlite3_column_int64(st, 0);
+		const unsigned char *kname = sqlite3_column_text(st, 7);
 
-		if (nr >= 0 && (unsigned long long)nr < nsk_syscall_count &&
-		    nsk_syscall_names[nr])
+		/* the recorded kernel's name first, then the build's */
+		if (kname)
+			snprintf(name, sizeof(name), "%s", (const char *)kname);
+		else if (nr >= 0 && (unsigned long long)nr < nsk_syscall_count &&
+			 nsk_syscall_names[nr])
 			snprintf(name, sizeof(name), "%s", nsk_syscall_names[nr]);
 		else
 			snprintf(name, sizeof(name), "syscall_%lld", nr);

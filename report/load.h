@@ -56,7 +56,7 @@ struct nsk_load {
 	struct {
 		const char *sql;
 		sqlite3_stmt *st;
-	} stmts[32];
+	} stmts[48];
 	unsigned nstmts;
 	struct nsk_idmap strings;  /* file string id -> strtab id */
 	struct nsk_strtab strtab;  /* string values */
@@ -74,6 +74,7 @@ struct nsk_load {
 	struct nsk_idmap pid_comm; /* pid -> comm id */
 	struct nsk_load_counts n;
 	struct nsk_load_alloc *alloc; /* live blocks (load_alloc.c) */
+	int kernel_syscall_names;  /* the recording names syscalls itself */
 	char err[256];
 };
 
@@ -159,6 +160,8 @@ int nsk_load_offcpu__interval(struct nsk_load *ld, const struct nsk_record *rec)
 /* syscall (load_syscall.c) */
 int nsk_load_syscall__stat(struct nsk_load *ld, const struct nsk_record *rec);
 int nsk_load_syscall__slow(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load_syscall__path(struct nsk_load *ld, const struct nsk_record *rec);
+int nsk_load_syscall__name(struct nsk_load *ld, const struct nsk_record *rec);
 /* net (load_net.c) */
 int nsk_load_net__conn(struct nsk_load *ld, const struct nsk_record *rec);
 int nsk_load_net__retransmit(struct nsk_load *ld, const struct nsk_record *rec);

@@ -1,7 +1,11 @@
 /* Loader handlers of the syscall signal: NSK_REC_SYSCALL_STAT becomes a
  * syscall_stat row with its histogram buckets (syscall_hist, non-zero
- * buckets only) and errnos (syscall_errno); NSK_REC_SYSCALL_SLOW becomes a
- * syscall_slow row with the file or socket it worked on. */
+ * buckets only) and errnos (syscall_errno); NSK_REC_SYSCALL_PATH a
+ * syscall_path row (and so does the code path of a stat record from
+ * before format 1.1, so views read paths from one table);
+ * NSK_REC_SYSCALL_SLOW a syscall_slow row with the file or socket it
+ * worked on; NSK_REC_SYSCALL_NAME a row of the recorded kernel's names,
+ * which replace the build's. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +48,68 @@ static int bind_comm(struct nsk_load *ld, sqlite3_stmt *st, int col,
 	return sqlite3_bind_null(st, col);
 }
 
+static int insert_path(struct nsk_load *ld, uint64_t time, uint64_t window_ns,
+		       uint32_t pid, uint32_t tid, uint32_t nr,
+		       uint64_t stack_id, uint64_t count, uint64_t total_ns)
+{
+	static const char sql[] =
+		"INSERT INTO syscall_path (time, pid, tid, comm_id, nr, "
+		"stack_id, window_ns, count, total_ns) "
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	sqlite3_stmt *st = nsk_load__stmt(ld, sql);
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, (int64_t)time);
+	sqlite3_bind_int64(st, 2, pid);
+	sqlite3_bind_int64(st, 3, tid);
+	bind_comm(ld, st, 4, pid, tid);
+	sqlite3_bind_int64(st, 5, nr);
+	sqlite3_bind_int64(st, 6, (int64_t)stack_id);
+	sqlite3_bind_int64(st, 7, (int64_t)window_ns);
+	sqlite3_bind_int64(st, 8, (int64_t)count);
+	sqlite3_bind_int64(st, 9, (int64_t)total_ns);
+	return nsk_load__step(ld, st);
+}
+
+int nsk_load_syscall__path(struct nsk_load *ld, const struct nsk_record *rec)
+{
+	const struct nsk_rec_syscall_path *p = &rec->syscall_path;
+	int err = nsk_load__stack_ref(ld, p->stack_id);
+
+	if (err)
+		return err;
+	nsk_load__time(ld, p->time);
+	return insert_path(ld, p->time, p->window_ns, p->pid, p->tid, p->nr,
+			   p->stack_id, p->calls, p->total_ns);
+}
+
+int nsk_load_syscall__name(struct nsk_load *ld, const struct nsk_record *rec)
+{
+	static const char sql[] = "INSERT OR REPLACE INTO syscall_name "
+				  "(nr, name, kernel) VALUES (?, ?, 1)";
+	const struct nsk_rec_syscall_name *n = &rec->syscall_name;
+	sqlite3_stmt *st;
+
+	/* The first of the kernel's names: the build's table goes. */
+	if (!ld->kernel_syscall_names) {
+		if (sqlite3_exec(ld->db, "DELETE FROM syscall_name", NULL, NULL,
+				 NULL) != SQLITE_OK) {
+			snprintf(ld->err, sizeof(ld->err), "syscall names: %s",
+				 sqlite3_errmsg(ld->db));
+			return -EIO;
+		}
+		ld->kernel_syscall_names = 1;
+	}
+	st = nsk_load__stmt(ld, sql);
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, n->nr);
+	sqlite3_bind_text(st, 2, (const char *)n->name.data, (int)n->name.len,
+			  SQLITE_TRANSIENT);
+	return nsk_load__step(ld, st);
+}
+
 int nsk_load_syscall__stat(struct nsk_load *ld, const struct nsk_record *rec)
 {
 	static const char sql_stat[] =
@@ -63,9 +129,18 @@ int nsk_load_syscall__stat(struct nsk_load *ld, const struct nsk_record *rec)
 
 	if (!st)
 		return -EIO;
-	err = nsk_load__stack_ref(ld, s->stack_id);
-	if (err)
-		return err;
+	if (s->stack_id) { /* before format 1.1: the calls' code path */
+		err = nsk_load__stack_ref(ld, s->stack_id);
+		if (err)
+			return err;
+		err = insert_path(ld, s->time, s->window_ns, s->pid, s->tid,
+				  s->nr, s->stack_id, s->count, s->total_ns);
+		if (err)
+			return err;
+		st = nsk_load__stmt(ld, sql_stat);
+		if (!st)
+			return -EIO;
+	}
 	nsk_load__time(ld, s->time);
 	sqlite3_bind_int64(st, 1, (int64_t)s->time);
 	sqlite3_bind_int64(st, 2, s->pid);

@@ -25,6 +25,8 @@ const nsk_load_fn nsk_load__table[NSK_REC_TYPE_MAX] = {
 	/* syscall */
 	[NSK_REC_SYSCALL_STAT] = nsk_load_syscall__stat,
 	[NSK_REC_SYSCALL_SLOW] = nsk_load_syscall__slow,
+	[NSK_REC_SYSCALL_PATH] = nsk_load_syscall__path,
+	[NSK_REC_SYSCALL_NAME] = nsk_load_syscall__name,
 	/* net */
 	[NSK_REC_CONN] = nsk_load_net__conn,
 	[NSK_REC_RETRANSMIT] = nsk_load_net__retransmit,

@@ -114,15 +114,19 @@ static const char *const offcpu_index[] = {
 };
 
 /* ---- syscall ---- */
-/* Names of the build architecture's syscalls (generated from the kernel
- * headers: report/syscall_names.c); views show "syscall_N" for a recording
- * whose meta "syscall.arch" differs. */
+/* Names by number: the build architecture's (generated from the kernel
+ * headers: report/syscall_names.c), replaced by the recorded kernel's own
+ * (kernel = 1) when the recording carries them (format 1.1).  Views show
+ * "syscall_N" for a build name when the recording's meta "syscall.arch"
+ * differs. */
 static const char *const syscall_create[] = {
-	"CREATE TABLE syscall_name (nr INTEGER PRIMARY KEY, name TEXT)",
+	"CREATE TABLE syscall_name (nr INTEGER PRIMARY KEY, name TEXT, "
+	"kernel INTEGER DEFAULT 0)",
 	nsk_syscall_names_sql,
-	/* One row per NSK_REC_SYSCALL_STAT: a (thread, syscall, code path)
-	 * over a window ending at time.  The rows of one (tid, nr) split its
-	 * calls between paths: each call is in exactly one row. */
+	/* One row per NSK_REC_SYSCALL_STAT: a (thread, syscall) over a
+	 * window ending at time, exact.  In recordings before format 1.1
+	 * the rows of one (tid, nr) split its calls between code paths
+	 * (stack_id); since, stack_id is 0 and paths are in syscall_path. */
 	"CREATE TABLE syscall_stat (id INTEGER PRIMARY KEY, time INTEGER, "
 	"pid INTEGER, tid INTEGER, comm_id INTEGER, nr INTEGER, "
 	"stack_id INTEGER, window_ns INTEGER, count INTEGER, errors INTEGER, "
@@ -134,6 +138,12 @@ static const char *const syscall_create[] = {
 	 * restarted, not counted in errors. */
 	"CREATE TABLE syscall_errno (stat_id INTEGER, errno INTEGER, "
 	"name TEXT, count INTEGER)",
+	/* Time (and calls) of a (thread, syscall) charged to a code path over
+	 * a window: sampled, exact in expectation (NSK_REC_SYSCALL_PATH; for
+	 * older recordings, copied from their syscall_stat rows). */
+	"CREATE TABLE syscall_path (time INTEGER, pid INTEGER, tid INTEGER, "
+	"comm_id INTEGER, nr INTEGER, stack_id INTEGER, window_ns INTEGER, "
+	"count INTEGER, total_ns INTEGER)",
 	/* Calls slower than --slow-syscall, one by one; time is the entry. */
 	"CREATE TABLE syscall_slow (time INTEGER, pid INTEGER, tid INTEGER, "
 	"comm_id INTEGER, nr INTEGER, duration INTEGER, ret INTEGER, "
@@ -197,6 +207,7 @@ const struct nsk_event_table nsk_schema__events[] = {
 	{ "offcpu", "off-CPU intervals" },
 	{ "syscall_stat", "syscall aggregates" },
 	{ "syscall_slow", "slow syscalls" },
+	{ "syscall_path", "syscall path samples" },
 	{ "retransmit", "TCP retransmits" },
 	{ "conn_owner", "TCP connection updates" },
 };

@@ -8,8 +8,13 @@
  * largest call seen.  So a percentile is exact to within its bucket, and
  * the interpolation assumes calls spread evenly in the bucket.
  *
- * Names come from the table generated from the kernel headers of the
- * build's architecture; a recording from another architecture (its
+ * Code paths come from syscall_path: time charged to paths by sampling
+ * (exact in expectation; every call with --syscall-sample 1ns), apart from
+ * the exact counts, errors and histograms of syscall_stat.
+ *
+ * Names are the recorded kernel's own when the recording carries them;
+ * else those generated from the kernel headers of the build's
+ * architecture, and a recording from another architecture (its
  * "syscall.arch" meta differs) shows "syscall_N" instead. */
 #include <errno.h>
 #include <stdio.h>
@@ -19,14 +24,14 @@
 #include "report/views.h"
 
 #define SC_WEIGHTS \
-	"SELECT stack_id, sum(total_ns) AS weight FROM f_syscall_stat " \
+	"SELECT stack_id, sum(total_ns) AS weight FROM f_syscall_path " \
 	"GROUP BY stack_id"
 
 /* The name of syscall number column X, as SQL. */
 #define SC_NAME(x)                                                            \
 	"COALESCE((SELECT name FROM syscall_name sn WHERE sn.nr = " x " AND " \
-	"NOT EXISTS (SELECT 1 FROM meta WHERE key = 'syscall.arch' AND "      \
-	"value <> '%s')), 'syscall_' || " x ")"
+	"(sn.kernel = 1 OR NOT EXISTS (SELECT 1 FROM meta WHERE "             \
+	"key = 'syscall.arch' AND value <> '%s'))), 'syscall_' || " x ")"
 
 /* A duration in ns as short text for the text table ("1.50ms"). */
 #define SC_DUR(x)                                                             \
@@ -48,8 +53,9 @@
 	"AND f.module NOT GLOB 'lib[atlu]san.so*' "                            \
 	"ORDER BY sf.pos LIMIT 1)"
 
-/* Per group of `keys` (a column list of f_syscall_stat): count, errors,
- * total, p50, p99, max, errnos and the path with the most time. */
+/* Per group of `keys` (a column list of f_syscall_stat and
+ * f_syscall_path): count, errors, total, p50, p99, max, errnos and the
+ * path with the most time. */
 static int run_grouped(struct nsk_report *rep, const struct nsk_view *v,
 		       const char *keys, const char *join_keys,
 		       const char *cols)
@@ -90,8 +96,8 @@ static int run_grouped(struct nsk_report *rep, const struct nsk_view *v,
 		"JOIN s ON ee.stat_id = s.id GROUP BY %s, ee.name ORDER BY n DESC), "
 		"e AS (SELECT %s, group_concat(name || ':' || n, ' ') AS errnos "
 		"FROM e1 GROUP BY %s), "
-		"paths AS (SELECT %s, stack_id, sum(total_ns) AS t FROM s "
-		"GROUP BY %s, stack_id), "
+		"paths AS (SELECT %s, stack_id, sum(total_ns) AS t FROM "
+		"f_syscall_path GROUP BY %s, stack_id), "
 		"top AS (SELECT *, row_number() OVER (PARTITION BY %s "
 		"ORDER BY t DESC, stack_id) AS rn FROM paths) "
 		"SELECT *, " SC_DUR("total_ns") " AS total, " SC_DUR("p50_ns")
@@ -129,13 +135,12 @@ static int run_thread(struct nsk_report *rep, const struct nsk_view *v)
 			   "a.pid AS pid, a.tid AS tid, cm.name AS comm, a.nr AS nr");
 }
 
+/* Syscall time by code path: sampled, so count is an estimate. */
 static int run_path(struct nsk_report *rep, const struct nsk_view *v)
 {
 	static const struct nsk_col_hint h[] = {
 		{ "total_ns", NULL, NSK_COL_DATA_ONLY },
-		{ "max_ns", NULL, NSK_COL_DATA_ONLY },
 		{ "total", NULL, NSK_COL_TEXT_ONLY },
-		{ "max", NULL, NSK_COL_TEXT_ONLY },
 		{ "pct", "% of syscall", NSK_COL_PCT },
 		{ "stack_id", NULL, NSK_COL_DATA_ONLY },
 		{ "stack", NULL, NSK_COL_FLEX },
@@ -145,14 +150,13 @@ static int run_path(struct nsk_report *rep, const struct nsk_view *v)
 
 	st = nsk_report__prepare(rep,
 		"WITH p AS (SELECT nr, stack_id, sum(count) AS count, "
-		"sum(errors) AS errors, sum(total_ns) AS total_ns, "
-		"max(max_ns) AS max_ns FROM f_syscall_stat GROUP BY nr, stack_id), "
+		"sum(total_ns) AS total_ns FROM f_syscall_path "
+		"GROUP BY nr, stack_id), "
 		"t AS (SELECT nr, total(total_ns) AS all_ns FROM p GROUP BY nr) "
-		"SELECT " SC_NAME("p.nr") " AS syscall, p.count, p.errors, "
+		"SELECT " SC_NAME("p.nr") " AS syscall, p.count, "
 		"p.total_ns, " SC_DUR("p.total_ns") " AS total, "
 		"round(100.0 * p.total_ns / max(t.all_ns, 1), 2) AS pct, "
-		"p.max_ns, " SC_DUR("p.max_ns") " AS max, p.stack_id, "
-		"COALESCE(k.chain, '[no stack]') AS stack "
+		"p.stack_id, COALESCE(k.chain, '[no stack]') AS stack "
 		"FROM p JOIN t USING (nr) LEFT JOIN stack k ON k.id = p.stack_id "
 		"ORDER BY p.total_ns DESC, p.count DESC LIMIT %ld",
 		nsk_syscall_arch, rep->opts->limit);

@@ -49,6 +49,8 @@ enum nsk_rec_type {
 	NSK_REC_RETRANSMIT = 17, /* a TCP retransmit */
 	NSK_REC_LOSS = 18,	 /* events lost, by source */
 	NSK_REC_END = 19,	 /* the recording ended cleanly */
+	NSK_REC_SYSCALL_PATH = 20, /* syscall time charged to a code path (1.1) */
+	NSK_REC_SYSCALL_NAME = 21, /* a syscall's name in the kernel recorded (1.1) */
 	NSK_REC_TYPE_MAX
 };
 
@@ -244,6 +246,28 @@ struct nsk_rec_syscall_stat {
 	struct nsk_u64s errnos; /* pairs: errno, count */
 };
 
+/* Sampled: the time (and calls, estimated) of one (thread, syscall)
+ * charged to one code path over a window.  Summed over paths, total_ns
+ * approaches the syscall_stat total; the expected value is exact.  Since
+ * 1.1, syscall_stat's stack_id is 0 and its paths are these. */
+struct nsk_rec_syscall_path {
+	uint64_t time; /* end of the window */
+	uint64_t window_ns;
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t nr;
+	uint64_t stack_id;
+	uint64_t calls;	   /* estimated */
+	uint64_t total_ns; /* estimated */
+};
+
+/* The name the recorded kernel gives syscall nr (its own table, which may
+ * know numbers the build's headers do not). */
+struct nsk_rec_syscall_name {
+	uint32_t nr;
+	struct nsk_bytes name;
+};
+
 struct nsk_rec_syscall_slow {
 	uint64_t time; /* entry */
 	uint64_t duration;
@@ -319,6 +343,8 @@ struct nsk_record {
 		struct nsk_rec_retransmit retransmit;
 		struct nsk_rec_loss loss;
 		struct nsk_rec_end end;
+		struct nsk_rec_syscall_path syscall_path;
+		struct nsk_rec_syscall_name syscall_name;
 	};
 };
 

@@ -305,6 +305,20 @@ void gen__record(struct rng *r, uint32_t type, struct nsk_record *rec,
 		rec->end.records = rng__mag(r);
 		rec->end.lost = rng__mag(r);
 		break;
+	case NSK_REC_SYSCALL_PATH:
+		rec->syscall_path.time = rtime(r);
+		rec->syscall_path.window_ns = rng__mag(r);
+		rec->syscall_path.pid = r32(r);
+		rec->syscall_path.tid = r32(r);
+		rec->syscall_path.nr = r32(r);
+		rec->syscall_path.stack_id = rng__mag(r);
+		rec->syscall_path.calls = rng__mag(r);
+		rec->syscall_path.total_ns = rng__mag(r);
+		break;
+	case NSK_REC_SYSCALL_NAME:
+		rec->syscall_name.nr = r32(r);
+		rec->syscall_name.name = B(0);
+		break;
 	default:
 		abort();
 	}

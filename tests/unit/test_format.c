@@ -42,7 +42,9 @@ static void on_chunk(void *ctx, const struct nsk_chunk_info *c)
 static uint32_t pick_type(struct rng *r)
 {
 	/* END only at the end: a random one would end follow mode early. */
-	return 1 + (uint32_t)(rng__next(r) % (NSK_REC_END - 1));
+	uint32_t t = 1 + (uint32_t)(rng__next(r) % (NSK_REC_TYPE_MAX - 2));
+
+	return t >= NSK_REC_END ? t + 1 : t;
 }
 
 /* Writes n seeded records of mixed types (or of one type) into m. */

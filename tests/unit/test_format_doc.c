@@ -365,6 +365,8 @@ START_TEST(test_descriptors_cover_structs)
 		[NSK_REC_RETRANSMIT] = sizeof(struct nsk_rec_retransmit),
 		[NSK_REC_LOSS] = sizeof(struct nsk_rec_loss),
 		[NSK_REC_END] = sizeof(struct nsk_rec_end),
+		[NSK_REC_SYSCALL_PATH] = sizeof(struct nsk_rec_syscall_path),
+		[NSK_REC_SYSCALL_NAME] = sizeof(struct nsk_rec_syscall_name),
 	};
 	const unsigned u0 = offsetof(struct nsk_record, meta);
 

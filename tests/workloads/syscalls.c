@@ -2,6 +2,8 @@
  *
  *   syscalls [N]   (N defaults to 1000)
  *   syscalls --restart
+ *   syscalls --paths N
+ *   syscalls --nr NR
  *
  * A thread named "sc-worker" makes exactly N getpid (through syscall(2), so
  * libc caching cannot hide any), N reads of 4 KiB from /dev/zero, N writes
@@ -22,6 +24,15 @@
  * read, waits 5 ms more, sends it SIGALRM, waits 20 ms and writes.  The
  * read returns -ERESTARTSYS to the kernel after >= 5 ms, the handler runs
  * (rt_sigreturn), and the read is made again and lasts >= 20 ms.
+ *
+ * With --paths it only makes 4N getpid from two functions, in turn one
+ * from path_a() and three from path_b(): a quarter of the calls, and of
+ * their time, is path_a's, and the order repeats with a period of four
+ * calls (a sampler that kept step with it would see only one path).
+ *
+ * With --nr it only makes syscall NR three times with arguments -1, 0, ...
+ * (for a number the build's headers may not know; -1 is a bad fd, so the
+ * calls fail harmlessly).
  *
  * Built with frame pointers; the functions are noinline so each shows in
  * the stacks under its own name.
@@ -213,12 +224,48 @@ static NOINLINE void slow_fsync(void)
 	close(fd);
 }
 
+/* The checks keep the calls out of tail position, so each function stays
+ * on the stack; their messages differ so the compiler does not fold the
+ * two into one (-fipa-icf). */
+static NOINLINE void path_a(void)
+{
+	if (syscall(SYS_getpid) < 0)
+		die("getpid in path_a");
+}
+
+static NOINLINE void path_b(void)
+{
+	if (syscall(SYS_getpid) < 0)
+		die("getpid in path_b");
+}
+
+static void two_paths(long n)
+{
+	for (long i = 0; i < n; i++) {
+		path_a();
+		path_b();
+		path_b();
+		path_b();
+	}
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t t;
 
 	if (argc > 1 && !strcmp(argv[1], "--restart")) {
 		restarted_read();
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[1], "--paths")) {
+		two_paths(strtol(argv[2], NULL, 10));
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[1], "--nr")) {
+		long nr = strtol(argv[2], NULL, 10);
+
+		for (int i = 0; i < 3; i++)
+			syscall(nr, -1L, 0L, 0L, 0L, 0L, 0L);
 		return 0;
 	}
 	if (argc > 1) {
