@@ -572,6 +572,11 @@ int alloc_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	__u64 caller = 0;
 	__u32 nr;
 
+	/* Every syscall of every process passes here: the number first,
+	 * from the saved registers, before any map lookup. */
+	nr = (__u32)BPF_CORE_READ((struct pt_regs *)ctx->args[0], orig_ax);
+	if (nr != NR_MMAP && nr != NR_MUNMAP && nr != NR_BRK)
+		return 0;
 	if (!nsk_is_target(tgid))
 		return 0;
 	st = tstate_get(0);
