@@ -49,7 +49,14 @@ check() { # BUILD
 		fail "report --by alloc-site of allocchain_$1"
 	"$NUSKU" report "$f.nsk" --by alloc-site --folded > "$f.folded" 2>/dev/null ||
 		fail "report --folded of allocchain_$1"
-	slack=$((R / 100))
+	# A stack copy the kernel could not send (the consumer behind, on a
+	# loaded machine) leaves that allocation with its frame-pointer
+	# walk, wrong in code without frame pointers: counted as alloc.ustack,
+	# and allowed for on top of 1%.
+	lost=$("$NUSKU" report "$f.nsk" --format csv --sql \
+		"SELECT coalesce(sum(count), 0) FROM loss WHERE source = 'alloc.ustack'" 2>/dev/null | tail -n 1)
+	slack=$((R / 100 + ${lost:-0}))
+	min_share=$(awk -v l="${lost:-0}" -v r=$R 'BEGIN { m = 99 - 100 * l / r; print (m < 0 ? 0 : m) }')
 	assert_site "$f.csv" leaf allocs $R $slack
 	assert_site "$f.csv" leaf bytes $((R * 200)) $((slack * 200))
 	assert_site "$f.csv" copy_name allocs $R $slack
@@ -61,21 +68,23 @@ check() { # BUILD
 		want="main;outer;inner;leaf"
 		[ $site = leaf ] || want="$want;$site"
 		p=$(path_share "$f.folded" $site "$want")
-		awk -v p="$p" 'BEGIN { exit !(p >= 99) }' ||
-			fail "$1: $p% of the bytes allocated in $site have $want (want >= 99%)"
+		awk -v p="$p" -v m="$min_share" 'BEGIN { exit !(p >= m) }' ||
+			fail "$1: $p% of the bytes allocated in $site have $want (want >= $min_share%)"
 		echo "ok: build $1: $p% of the bytes allocated in $site have $want"
 	done
 	"$NUSKU" report "$f.nsk" --by blocking --folded > "$f.blocking" 2>/dev/null ||
 		fail "report --by blocking --folded of allocchain_$1"
 	us=$(awk '/;main;outer;inner;leaf;read_pipe;[^;]*read;/ { t += $NF }
 		END { print t + 0 }' "$f.blocking")
-	assert_near "$us" 100000 30000 "$1: us blocked in read under main;outer;inner;leaf;read_pipe"
+	# at least the writer's 100 ms sleep (less 30 for the timer); a loaded
+	# machine only adds to it
+	assert_near "$us" 1035000 965000 "$1: us blocked in read under main;outer;inner;leaf;read_pipe (70 ms .. 2 s)"
 	"$NUSKU" report "$f.nsk" --by syscall-path --folded > "$f.syscalls" 2>/dev/null ||
 		fail "report --by syscall-path --folded of allocchain_$1"
 	ms=$(awk '/;main;outer;inner;leaf;read_pipe;[^; ]*read / { t += $2 }
 		END { print int(t / 1000000) }' "$f.syscalls")
 	[ "$ms" -gt 0 ] || grep read "$f.syscalls" >&2
-	assert_near "$ms" 100 30 "$1: ms in the read syscall under main;outer;inner;leaf;read_pipe"
+	assert_near "$ms" 1035 965 "$1: ms in the read syscall under main;outer;inner;leaf;read_pipe (70 ms .. 2 s)"
 	p=$(path_share "$f.syscalls" read_pipe "main;outer;inner;leaf;read_pipe")
 	awk -v p="$p" 'BEGIN { exit !(p >= 99) }' ||
 		fail "$1: $p% of read_pipe's syscall time has main;outer;inner;leaf;read_pipe"
