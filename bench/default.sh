@@ -94,6 +94,7 @@ printf '%-12s %16s' program "bare (s)"
 for t in $tools; do [ $t = bare ] || printf ' %22s' "$t"; done
 echo
 for p in $programs; do
+	run bare $p >/dev/null # warm the page cache (ls -lR reads a tree)
 	for i in $(seq "$RUNS"); do
 		for t in $tools; do run $t $p >>"$T/$p.$t"; done
 	done
