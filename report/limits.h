@@ -31,9 +31,10 @@
 
 /* Whole file: interned definitions (strings, frames, stacks, mappings,
  * connections, thread names) and the bytes of text they and the events
- * carry, stack paths aside (those grow with the distinct stacks).  Past
+ * carry (a name is held twice, as a string and as a function: the budget
+ * counts both), stack paths aside (those grow with the distinct stacks).  Past
  * either the load fails. */
 #define NSK_LIMIT_DEFS (4u << 20)
-#define NSK_LIMIT_TEXT_BYTES (128ull << 20)
+#define NSK_LIMIT_TEXT_BYTES (64ull << 20)
 
 #endif

@@ -43,7 +43,7 @@ static int func_id(struct nsk_load *ld, const char *name, const char *module,
 	char key[2 * NSK_LIMIT_NAME_BYTES + 64];
 	sqlite3_stmt *st;
 	uint32_t id;
-	int len;
+	int len, err;
 
 	len = snprintf(key, sizeof(key), "%s\x1f%s", name, module ? module : "");
 	if (len < 0)
@@ -56,6 +56,9 @@ static int func_id(struct nsk_load *ld, const char *name, const char *module,
 	*out = id;
 	if (ld->funcs.n == before)
 		return 0;
+	err = nsk_load__charge(ld, 1, (size_t)len);
+	if (err)
+		return err;
 	if (id >= ld->func_seen_cap) {
 		size_t cap = ld->func_seen_cap ? ld->func_seen_cap * 2 : 1024;
 		uint32_t *seen;
