@@ -61,3 +61,14 @@ grep -q "^nusku live: .*big.nsk: more than 64 MiB of names and text: past nusku'
 	fail "live (big): $(cat "$TMPD/err")"
 run 0 "info (big)" info "$TMPD/big.nsk"
 echo "ok: past the whole-file limit: report and live exit 1 with one line; info reads it"
+
+# The text table streams past its first 2,000 rows: every row is there,
+# and the streamed ones fit the 80 columns too.
+"$MKNSK" bench "$TMPD/bench.nsk" 100000 20000 5000 || fail "mknsk bench"
+"$NUSKU" report --by stack "$TMPD/bench.nsk" >"$TMPD/out" || fail "report --by stack (bench)"
+rows=$(grep -v -e '^#' -e '^$' "$TMPD/out" | wc -l)
+json=$("$NUSKU" report --by stack --format json "$TMPD/bench.nsk" |
+	python3 -c 'import json, sys; print(len(json.load(sys.stdin)["rows"]))')
+[ "$json" -gt 2000 ] && [ "$rows" = $((json + 1)) ] || fail "text rows $rows, JSON rows $json"
+[ "$(awk 'length > 80' "$TMPD/out" | wc -l)" = 0 ] || fail "rows past 80 columns"
+echo "ok: $json rows streamed in 80 columns"
