@@ -21,6 +21,14 @@
 #include <nusku/infile.h>
 
 #define MAX_PROBLEMS 100
+/* What info keeps of a file, so that no file makes it hold much memory
+ * (issue 17): the first META records, strings short enough to be loss
+ * sources, the first loss sources; the rest is counted, not kept. */
+#define MAX_META 256
+#define MAX_META_BYTES 4096 /* of a key or value; longer ones are cut */
+#define MAX_STRS (1u << 18)
+#define MAX_STR_BYTES 256
+#define MAX_LOSS_SRCS 1024
 
 struct kv {
 	char *key, *value;
@@ -51,7 +59,7 @@ struct info {
 	/* records */
 	uint64_t per_type[NSK_REC_TYPE_MAX];
 	struct kv *meta;
-	size_t nmeta, meta_cap;
+	size_t nmeta, meta_cap, more_meta;
 	struct nsk_rec_clock clock;
 	int have_clock;
 	struct nsk_rec_end end;
@@ -60,6 +68,7 @@ struct info {
 	size_t nstrs, strs_cap;
 	struct loss_src *loss;
 	size_t nloss, loss_cap;
+	uint64_t more_loss; /* events of sources past MAX_LOSS_SRCS */
 	uint64_t loss_total;
 
 	/* problems */
@@ -84,17 +93,20 @@ static void *grow(void *p, size_t *cap, size_t n, size_t size)
 	return q;
 }
 
-static char *dup_bytes(const struct nsk_bytes *b)
+/* A NUL-terminated copy of at most max bytes of b; *len its length. */
+static char *dup_bytes(const struct nsk_bytes *b, uint32_t max, uint32_t *len)
 {
-	char *s = malloc(b->len + 1);
+	uint32_t n = b->len < max ? b->len : max;
+	char *s = malloc((size_t)n + 1);
 
 	if (!s) {
 		fprintf(stderr, "nusku: info: out of memory\n");
 		exit(1);
 	}
-	if (b->len)
-		memcpy(s, b->data, b->len);
-	s[b->len] = 0;
+	if (n)
+		memcpy(s, b->data, n);
+	s[n] = 0;
+	*len = n;
 	return s;
 }
 
@@ -143,11 +155,15 @@ static void on_chunk(void *ctx, const struct nsk_chunk_info *c)
 	}
 }
 
+static const struct str_slot *str_get(const struct info *in, uint64_t id);
+
 static void str_put(struct info *in, uint64_t id, const struct nsk_bytes *b)
 {
 	size_t i;
 
-	if (!id)
+	if (!id || b->len > MAX_STR_BYTES)
+		return; /* not a loss source's name: shown as string#N if used */
+	if (in->nstrs >= MAX_STRS && !str_get(in, id))
 		return;
 	if (2 * (in->nstrs + 1) > in->strs_cap) {
 		struct str_slot *old = in->strs;
@@ -180,8 +196,7 @@ static void str_put(struct info *in, uint64_t id, const struct nsk_bytes *b)
 		in->nstrs++;
 	}
 	in->strs[i].id = id;
-	in->strs[i].s = dup_bytes(b);
-	in->strs[i].len = b->len;
+	in->strs[i].s = dup_bytes(b, MAX_STR_BYTES, &in->strs[i].len);
 }
 
 static const struct str_slot *str_get(const struct info *in, uint64_t id)
@@ -207,10 +222,16 @@ static void add_record(struct info *in, const struct nsk_record *r)
 		in->per_type[r->type]++;
 	switch (r->type) {
 	case NSK_REC_META:
+		if (in->nmeta == MAX_META) {
+			in->more_meta++;
+			break;
+		}
 		in->meta = grow(in->meta, &in->meta_cap, in->nmeta, sizeof(*in->meta));
-		in->meta[in->nmeta++] = (struct kv){ dup_bytes(&r->meta.key),
-						     dup_bytes(&r->meta.value),
-						     r->meta.key.len, r->meta.value.len };
+		in->meta[in->nmeta].key = dup_bytes(&r->meta.key, MAX_META_BYTES,
+						    &in->meta[in->nmeta].klen);
+		in->meta[in->nmeta].value = dup_bytes(&r->meta.value, MAX_META_BYTES,
+						      &in->meta[in->nmeta].vlen);
+		in->nmeta++;
 		break;
 	case NSK_REC_CLOCK:
 		if (!in->have_clock)
@@ -225,6 +246,10 @@ static void add_record(struct info *in, const struct nsk_record *r)
 		for (i = 0; i < in->nloss; i++)
 			if (in->loss[i].id == r->loss.source_id)
 				break;
+		if (i == in->nloss && in->nloss == MAX_LOSS_SRCS) {
+			in->more_loss += r->loss.count;
+			break;
+		}
 		if (i == in->nloss) {
 			in->loss = grow(in->loss, &in->loss_cap, in->nloss, sizeof(*in->loss));
 			in->loss[in->nloss++] = (struct loss_src){ r->loss.source_id, 0 };
@@ -407,6 +432,9 @@ static void print_text(FILE *f, const struct info *in, const char *name)
 		put_text(f, in->meta[i].value, in->meta[i].vlen);
 		fputc('\n', f);
 	}
+	if (in->more_meta)
+		fprintf(f, "%-11s (%zu more META records not shown)\n",
+			in->nmeta ? "" : "meta:", in->more_meta);
 	print_cost(f, in);
 	if (in->have_clock) {
 		fmt_wall(wall, sizeof(wall), in->clock.realtime_ns);
@@ -445,6 +473,8 @@ static void print_text(FILE *f, const struct info *in, const char *name)
 		}
 		fprintf(f, " %12" PRIu64 "\n", in->loss[i].count);
 	}
+	if (in->more_loss)
+		fprintf(f, "  %-14s %12" PRIu64 "\n", "(more sources)", in->more_loss);
 	fprintf(f, "chunks:     %" PRIu64 " records + %" PRIu64 " index, %" PRIu64
 		   " bytes stored, %" PRIu64 " raw\n",
 		in->n_record_chunks, in->n_index_chunks, in->stored, in->raw);

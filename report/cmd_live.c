@@ -429,6 +429,12 @@ static int cmd_live_run(const struct nsk_live_opts *o)
 	}
 	nsk_live_screen__free(r.screen);
 	r.screen = NULL;
+	if (nsk_live_db__failed(r.db)) {
+		snprintf(err, sizeof(err), "%s: %s", o->input ? o->input : "recording",
+			 nsk_live_db__failed(r.db));
+		ret = 1;
+		goto cleanup;
+	}
 	/* A recorder still running: stop it, keep its last bytes. */
 	if (!nsk_live_db__ended(r.db) && o->input == NULL) {
 		uint64_t until = now_ns() + 3000000000ull;

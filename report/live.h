@@ -195,6 +195,8 @@ int nsk_live_db__pump(struct nsk_live_db *db, struct nsk_reader *r,
 void nsk_live_db__status(struct nsk_live_db *db, struct nsk_live_status *st);
 /* 1 once the stream has ended (or failed): nothing more will be loaded. */
 int nsk_live_db__ended(const struct nsk_live_db *db);
+/* Why the loader refused the recording (past a limit), or NULL. */
+const char *nsk_live_db__failed(const struct nsk_live_db *db);
 /* Time of the newest event loaded (monotonic ns), 0 when none. */
 uint64_t nsk_live_db__now(struct nsk_live_db *db);
 /* The problem callback for the reader (ctx: the db). */

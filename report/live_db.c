@@ -102,6 +102,11 @@ int nsk_live_db__pump(struct nsk_live_db *db, struct nsk_reader *r,
 			note(db, &rec);
 			err = nsk_live_db__loader_add(db, &rec);
 			if (err < 0) {
+				/* past a limit (report/limits.h): the view stops
+				 * where the file became too big to hold */
+				db->failed = 1;
+				snprintf(db->message, sizeof(db->message), "%s",
+					 nsk_live_db__loader_error(db));
 				res = err;
 				break;
 			}
@@ -170,6 +175,11 @@ void nsk_live_db__status(struct nsk_live_db *db, struct nsk_live_status *st)
 		snprintf(st->message, sizeof(st->message), "%s", db->message);
 	if (db->lost)
 		losses(db, st->losses, sizeof(st->losses));
+}
+
+const char *nsk_live_db__failed(const struct nsk_live_db *db)
+{
+	return db->failed ? db->message : NULL;
 }
 
 int nsk_live_db__ended(const struct nsk_live_db *db)

@@ -18,6 +18,7 @@ struct nsk_live_db {
 	uint64_t last_time;
 	int clean_end;
 	int ended;
+	int failed; /* the loader refused the file (a limit): message says why */
 	struct nsk_reader_stats stats;
 	char message[256];
 	/* Running totals (live_agg.c): rows of a table up to its watermark
@@ -47,6 +48,8 @@ int nsk_live_db__open_loader(struct nsk_live_db *db);
 int nsk_live_db__loader_begin(struct nsk_live_db *db);
 int nsk_live_db__loader_add(struct nsk_live_db *db, const struct nsk_record *rec);
 int nsk_live_db__loader_commit(struct nsk_live_db *db, int final);
+/* The loader's one-line message after it failed. */
+const char *nsk_live_db__loader_error(struct nsk_live_db *db);
 void nsk_live_db__loader_problem(struct nsk_live_db *db, const char *msg);
 void nsk_live_db__close_loader(struct nsk_live_db *db);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/limits.h"
 #include "report/load.h"
 #include "report/schema.h"
 
@@ -81,15 +82,64 @@ int nsk_load__step(struct nsk_load *ld, sqlite3_stmt *st)
 	return 0;
 }
 
-void nsk_load__bind_bytes(sqlite3_stmt *st, int col, struct nsk_bytes b)
+size_t nsk_load__cut(struct nsk_load *ld, const char *kind, size_t len,
+		     size_t limit)
+{
+	uint64_t *n = !strcmp(kind, "name") ? &ld->n.long_names
+		    : !strcmp(kind, "stack") ? &ld->n.long_stacks
+					     : &ld->n.long_paths;
+	char msg[200];
+
+	if (len <= limit)
+		return len;
+	/* One warning per kind: a hostile file may hold millions. */
+	if (!(*n)++) {
+		if (!strcmp(kind, "path"))
+			snprintf(msg, sizeof(msg), "a call path is past the limit "
+				 "of %zu bytes: it ends in \"...\" (and so does "
+				 "any other)", limit);
+		else
+			snprintf(msg, sizeof(msg), "a %s of %zu %s is past the "
+				 "limit of %zu: kept its %s %zu (and so for any "
+				 "other)", kind, len, strcmp(kind, "stack") ?
+				 "bytes" : "frames", limit, strcmp(kind, "stack")
+				 ? "first" : "leaf-most", limit);
+		nsk_load__problem(ld, msg);
+	}
+	return limit;
+}
+
+int nsk_load__charge(struct nsk_load *ld, int def, size_t bytes)
+{
+	ld->n.defs += (uint64_t)def;
+	ld->n.text_bytes += bytes;
+	if (ld->n.defs > NSK_LIMIT_DEFS) {
+		snprintf(ld->err, sizeof(ld->err), "more than %u definitions "
+			 "(strings, frames, stacks, ...): past nusku's limit",
+			 NSK_LIMIT_DEFS);
+		return -E2BIG;
+	}
+	if (ld->n.text_bytes > NSK_LIMIT_TEXT_BYTES) {
+		snprintf(ld->err, sizeof(ld->err), "more than %llu MiB of names "
+			 "and text: past nusku's limit",
+			 NSK_LIMIT_TEXT_BYTES >> 20);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+int nsk_load__bind_bytes(struct nsk_load *ld, sqlite3_stmt *st, int col,
+			 struct nsk_bytes b)
 {
 	size_t len = b.data ? strnlen((const char *)b.data, b.len) : 0;
 
+	len = nsk_load__cut(ld, "name", len, NSK_LIMIT_NAME_BYTES);
 	if (!len)
 		sqlite3_bind_null(st, col);
 	else
 		sqlite3_bind_text(st, col, (const char *)b.data, (int)len,
 				  SQLITE_TRANSIENT);
+	return nsk_load__charge(ld, 0, len);
 }
 
 const char *nsk_load__string(struct nsk_load *ld, uint64_t id, char *buf,
@@ -118,10 +168,15 @@ int nsk_load__set_comm(struct nsk_load *ld, uint32_t pid, uint32_t tid,
 
 	if (!name.data || !name.len)
 		return 0;
-	id = nsk_strtab__intern(&ld->comms, (const char *)name.data, name.len);
+	id = nsk_strtab__intern(&ld->comms, (const char *)name.data,
+				name.len < NSK_LIMIT_NAME_BYTES ? name.len
+								: NSK_LIMIT_NAME_BYTES);
 	if (!id)
 		return -ENOMEM;
 	if (ld->comms.n != before) {
+		err = nsk_load__charge(ld, 1, strlen(nsk_strtab__get(&ld->comms, id)));
+		if (err)
+			return err;
 		st = nsk_load__stmt(ld, SQL_COMM);
 		if (!st)
 			return -EIO;
@@ -234,6 +289,9 @@ int nsk_load__finish(struct nsk_load *ld, const char *file,
 	err = err ?: put_int(ld, "problems", (int64_t)n->problems);
 	err = err ?: put_int(ld, "read_error", (int64_t)n->read_error);
 	err = err ?: put_int(ld, "ended", (int64_t)n->ended);
+	err = err ?: put_int(ld, "long_names", (int64_t)n->long_names);
+	err = err ?: put_int(ld, "long_stacks", (int64_t)n->long_stacks);
+	err = err ?: put_int(ld, "long_paths", (int64_t)n->long_paths);
 	if (stats) {
 		err = err ?: put_int(ld, "chunks", (int64_t)stats->chunks);
 		err = err ?: put_int(ld, "corrupt_chunks", (int64_t)stats->corrupt_chunks);

@@ -42,6 +42,11 @@ struct nsk_load_counts {
 	uint64_t problems;	    /* reader problems (truncation, corruption) */
 	uint64_t read_error;	    /* 1: the stream could not be read to its end */
 	uint64_t ended;		    /* an END record was loaded */
+	uint64_t long_names;	    /* names cut to NSK_LIMIT_NAME_BYTES */
+	uint64_t long_stacks;	    /* stacks cut to NSK_LIMIT_STACK_FRAMES */
+	uint64_t long_paths;	    /* paths cut to NSK_LIMIT_PATH_BYTES */
+	uint64_t defs;		    /* definitions interned (NSK_LIMIT_DEFS) */
+	uint64_t text_bytes;	    /* text stored (NSK_LIMIT_TEXT_BYTES) */
 	uint64_t time_min, time_max; /* ns; time_min = UINT64_MAX: none */
 };
 
@@ -105,14 +110,24 @@ void nsk_load__free(struct nsk_load *ld);
 
 /* ---- for handlers ---- */
 
+/* The limits (report/limits.h).  nsk_load__cut: len, or the limit for a
+ * longer text, with a warning the first time (kind: "name", "stack",
+ * "path").  nsk_load__charge: counts one definition (def = 1) and bytes
+ * of text stored; -E2BIG with the message kept past a whole-file limit. */
+size_t nsk_load__cut(struct nsk_load *ld, const char *kind, size_t len,
+		     size_t limit);
+int nsk_load__charge(struct nsk_load *ld, int def, size_t bytes);
+
 /* A prepared statement for sql (a string constant: cached by address). */
 sqlite3_stmt *nsk_load__stmt(struct nsk_load *ld, const char *sql);
 /* Steps and resets st; 0 or -EIO with the message kept. */
 int nsk_load__step(struct nsk_load *ld, sqlite3_stmt *st);
 /* -EIO with SQLite's message kept (for a failed prepare or bind). */
 int nsk_load__sql_error(struct nsk_load *ld);
-/* Binds a byte string as text (NULs end it), NULL for an empty one. */
-void nsk_load__bind_bytes(sqlite3_stmt *st, int col, struct nsk_bytes b);
+/* Binds a byte string as text (NULs end it, cut to NSK_LIMIT_NAME_BYTES
+ * and charged), NULL for an empty one.  0 or -E2BIG. */
+int nsk_load__bind_bytes(struct nsk_load *ld, sqlite3_stmt *st, int col,
+			 struct nsk_bytes b);
 /* The string of a file string id; NULL for 0; for an id never defined, a
  * placeholder "[unknown string N]" (counted) written into buf. */
 const char *nsk_load__string(struct nsk_load *ld, uint64_t id, char *buf,

@@ -3,7 +3,9 @@
  * marker.  Frames and stacks are in load_stack.c. */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "report/limits.h"
 #include "report/load.h"
 
 int nsk_load__meta(struct nsk_load *ld, const struct nsk_record *rec)
@@ -13,9 +15,9 @@ int nsk_load__meta(struct nsk_load *ld, const struct nsk_record *rec)
 
 	if (!st)
 		return -EIO;
-	nsk_load__bind_bytes(st, 1, rec->meta.key);
-	nsk_load__bind_bytes(st, 2, rec->meta.value);
-	return nsk_load__step(ld, st);
+	return nsk_load__bind_bytes(ld, st, 1, rec->meta.key) ?:
+	       nsk_load__bind_bytes(ld, st, 2, rec->meta.value) ?:
+	       nsk_load__step(ld, st);
 }
 
 int nsk_load__clock(struct nsk_load *ld, const struct nsk_record *rec)
@@ -34,10 +36,23 @@ int nsk_load__clock(struct nsk_load *ld, const struct nsk_record *rec)
 /* Strings stay in C: the loader writes names, not string ids. */
 int nsk_load__string_rec(struct nsk_load *ld, const struct nsk_record *rec)
 {
-	uint32_t sid = nsk_strtab__intern(&ld->strtab,
-					  (const char *)rec->string.str.data,
-					  rec->string.str.len);
+	const char *s = (const char *)rec->string.str.data;
+	size_t len = s ? strnlen(s, rec->string.str.len) : 0;
+	char cut[NSK_LIMIT_NAME_BYTES + 1];
+	uint32_t sid;
+	int err;
 
+	if (len > NSK_LIMIT_NAME_BYTES) {
+		/* Kept recognizable: its first bytes and a mark. */
+		len = nsk_load__cut(ld, "name", len, NSK_LIMIT_NAME_BYTES);
+		memcpy(cut, s, len - 3);
+		memcpy(cut + len - 3, "...", 3);
+		s = cut;
+	}
+	err = nsk_load__charge(ld, 1, len);
+	if (err)
+		return err;
+	sid = nsk_strtab__intern(&ld->strtab, s, len);
 	if (!sid)
 		return -ENOMEM;
 	return nsk_idmap__set(&ld->strings, rec->string.id, sid);
@@ -78,7 +93,10 @@ int nsk_load__process(struct nsk_load *ld, const struct nsk_record *rec)
 	sqlite3_bind_int64(st, 2, p->pid);
 	sqlite3_bind_int64(st, 3, p->ppid);
 	sqlite3_bind_text(st, 4, how_name(p->how), -1, SQLITE_STATIC);
-	nsk_load__bind_bytes(st, 5, p->comm);
+	err = nsk_load__bind_bytes(ld, st, 5, p->comm) ?:
+	      nsk_load__charge(ld, 0, len);
+	if (err)
+		return err;
 	if (len)
 		sqlite3_bind_text(st, 6, cmdline, (int)len, SQLITE_TRANSIENT);
 	else
@@ -100,8 +118,8 @@ int nsk_load__thread(struct nsk_load *ld, const struct nsk_record *rec)
 	sqlite3_bind_int64(st, 1, (int64_t)t->time);
 	sqlite3_bind_int64(st, 2, t->pid);
 	sqlite3_bind_int64(st, 3, t->tid);
-	nsk_load__bind_bytes(st, 4, t->name);
-	err = nsk_load__step(ld, st);
+	err = nsk_load__bind_bytes(ld, st, 4, t->name) ?:
+	      nsk_load__step(ld, st);
 	return err ?: nsk_load__set_comm(ld, t->pid, t->tid ? t->tid : t->pid,
 					 t->name);
 }
@@ -130,9 +148,13 @@ int nsk_load__mapping(struct nsk_load *ld, const struct nsk_record *rec)
 	sqlite3_stmt *st = nsk_load__stmt(ld, sql);
 	char buf[64], hex[2 * 64 + 1];
 	uint32_t n = m->build_id.len < 64 ? m->build_id.len : 64;
+	int err;
 
 	if (!st)
 		return -EIO;
+	err = nsk_load__charge(ld, 1, 0);
+	if (err)
+		return err;
 	for (uint32_t i = 0; i < n; i++)
 		snprintf(hex + 2 * i, 3, "%02x", m->build_id.data[i]);
 	hex[2 * n] = '\0';

@@ -49,7 +49,7 @@ int nsk_load_offcpu__interval(struct nsk_load *ld, const struct nsk_record *rec)
 	sqlite3_bind_int64(st, 11, (int64_t)o->stack_id);
 	sqlite3_bind_int64(st, 12, o->waker_pid);
 	sqlite3_bind_int64(st, 13, o->waker_tid);
-	nsk_load__bind_bytes(st, 14, o->waker_comm);
 	sqlite3_bind_int64(st, 15, (int64_t)o->waker_stack_id);
-	return nsk_load__step(ld, st);
+	return nsk_load__bind_bytes(ld, st, 14, o->waker_comm) ?:
+	       nsk_load__step(ld, st);
 }

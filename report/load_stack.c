@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/limits.h"
 #include "report/load.h"
 
 #define INLINE_DEPTH_MAX 64 /* a cycle guard for corrupt inline chains */
@@ -37,10 +38,12 @@ static int func_id(struct nsk_load *ld, const char *name, const char *module,
 		   int kernel, int unresolved, uint32_t *out)
 {
 	size_t before = ld->funcs.n;
-	char key[1024];
+	/* name and module, each at most NSK_LIMIT_NAME_BYTES: a shorter key
+	 * would merge names that share their first bytes */
+	char key[2 * NSK_LIMIT_NAME_BYTES + 64];
 	sqlite3_stmt *st;
 	uint32_t id;
-	int len;
+	int len, err;
 
 	len = snprintf(key, sizeof(key), "%s\x1f%s", name, module ? module : "");
 	if (len < 0)
@@ -53,6 +56,9 @@ static int func_id(struct nsk_load *ld, const char *name, const char *module,
 	*out = id;
 	if (ld->funcs.n == before)
 		return 0;
+	err = nsk_load__charge(ld, 1, (size_t)len);
+	if (err)
+		return err;
 	if (id >= ld->func_seen_cap) {
 		size_t cap = ld->func_seen_cap ? ld->func_seen_cap * 2 : 1024;
 		uint32_t *seen;
@@ -145,7 +151,8 @@ int nsk_load__frame(struct nsk_load *ld, const struct nsk_record *rec)
 	}
 	if (unresolved)
 		ld->n.unresolved_frames++;
-	err = func_id(ld, name, module, kernel, unresolved, &func);
+	err = nsk_load__charge(ld, 1, 0);
+	err = err ?: func_id(ld, name, module, kernel, unresolved, &func);
 	if (err)
 		return err;
 	err = add_frame(ld, f->id, func, f->flags, f->inline_parent, NULL);
@@ -201,19 +208,27 @@ static int frame_index(struct nsk_load *ld, uint64_t id, size_t *index)
 	return nsk_load__step(ld, st);
 }
 
-/* A growing string for paths. */
+/* A growing string for paths, cut at NSK_LIMIT_PATH_BYTES: past it, the
+ * path ends in "..." and takes no more. */
 struct buf {
 	char *p;
 	size_t len, cap;
+	int full;
 };
 
 static int buf_add(struct buf *b, const char *s, size_t len, int semi_to_colon)
 {
-	if (b->len + len + 1 > b->cap) {
+	if (b->full)
+		return 0;
+	if (b->len + len > NSK_LIMIT_PATH_BYTES - 3) {
+		len = NSK_LIMIT_PATH_BYTES - 3 - b->len;
+		b->full = 1;
+	}
+	if (b->len + len + 4 > b->cap) {
 		size_t cap = b->cap ? b->cap : 256;
 		char *p;
 
-		while (b->len + len + 1 > cap)
+		while (b->len + len + 4 > cap)
 			cap *= 2;
 		p = realloc(b->p, cap);
 		if (!p)
@@ -228,6 +243,10 @@ static int buf_add(struct buf *b, const char *s, size_t len, int semi_to_colon)
 			if (b->p[b->len + i] == ';')
 				b->p[b->len + i] = ':';
 	b->len += len;
+	if (b->full) {
+		memcpy(b->p + b->len, "...", 3);
+		b->len += 3;
+	}
 	b->p[b->len] = '\0';
 	return 0;
 }
@@ -289,6 +308,9 @@ static int insert_rows(struct nsk_load *ld, uint64_t stack_id, uint32_t flags,
 		sqlite3_bind_int(st, 3, i == 0);
 		err = nsk_load__step(ld, st);
 	}
+	if (path.full || chain.full)
+		nsk_load__cut(ld, "path", NSK_LIMIT_PATH_BYTES + 1,
+			      NSK_LIMIT_PATH_BYTES);
 	if (err)
 		goto cleanup;
 	st = nsk_load__stmt(ld, SQL_STACK);
@@ -343,26 +365,42 @@ static int forget_stack(struct nsk_load *ld, uint64_t stack_id)
 int nsk_load__stack(struct nsk_load *ld, const struct nsk_record *rec)
 {
 	const struct nsk_rec_stack *s = &rec->stack;
+	uint32_t flags = s->flags, nframes = s->frames.n;
 	struct pos *pos = NULL;
 	size_t n = 0, cap = 0;
 	int err;
 
-	err = forget_stack(ld, s->id);
+	if (nframes > NSK_LIMIT_STACK_FRAMES) {
+		/* The leaf end is what ran: keep it, say the walk was cut. */
+		nframes = (uint32_t)nsk_load__cut(ld, "stack", nframes,
+						  NSK_LIMIT_STACK_FRAMES);
+		flags |= NSK_STACK_TRUNCATED;
+	}
+	err = nsk_load__charge(ld, 1, 0);
+	err = err ?: forget_stack(ld, s->id);
 	if (!err && (s->flags & NSK_STACK_OWN)) {
 		/* The recorder found it inside its own probes: not the
 		 * program's code, one pseudo-frame for all of it. */
 		struct pos own = { 0 };
 
 		err = func_id(ld, NSK_OWN_FRAME, NULL, 0, 0, &own.func_id);
-		return err ?: insert_rows(ld, s->id, s->flags, &own, 1, 1);
+		return err ?: insert_rows(ld, s->id, flags, &own, 1, 1);
 	}
-	for (uint32_t level = 0; level < s->frames.n && !err; level++) {
+	for (uint32_t level = 0; level < nframes && !err; level++) {
 		size_t idx;
 		uint64_t fid = s->frames.v[level];
 
 		err = frame_index(ld, fid, &idx);
 		for (int hops = 0; !err && hops < INLINE_DEPTH_MAX; hops++) {
 			const struct nsk_load_frame *f;
+
+			if (n == NSK_LIMIT_STACK_ROWS) {
+				/* inline chains past the limit: cut there */
+				nsk_load__cut(ld, "stack", n + 1, n);
+				flags |= NSK_STACK_TRUNCATED;
+				level = nframes;
+				break;
+			}
 
 			if (n == cap) {
 				struct pos *p;
@@ -387,7 +425,7 @@ int nsk_load__stack(struct nsk_load *ld, const struct nsk_record *rec)
 			err = frame_index(ld, fid, &idx);
 		}
 	}
-	err = err ?: insert_rows(ld, s->id, s->flags, pos, n, 1);
+	err = err ?: insert_rows(ld, s->id, flags, pos, n, 1);
 	free(pos);
 	return err;
 }

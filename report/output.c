@@ -1,7 +1,7 @@
 /* The generic output module: a prepared statement's rows as a text table
  * that fits the terminal (80 columns when not a terminal), as JSON or as
- * CSV.  JSON and CSV stream row by row; the text table is buffered to
- * measure its columns first. */
+ * CSV.  JSON and CSV stream row by row; the text table buffers its first
+ * rows (BUFFER_ROWS, BUFFER_BYTES) to measure its columns, then streams. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -203,17 +203,26 @@ struct tcol {
 struct table {
 	struct tcol *col;
 	int ncol;
-	char **cell; /* row-major */
-	size_t nrow, cap;
+	char **cell; /* row-major, buffered rows only */
+	int *depth;  /* per buffered row: the tree depth (indentation) */
+	size_t nrow, cap, bytes;
 };
 
-static char *cell_text(sqlite3_stmt *st, int c, const struct tcol *col,
-		       int depth)
+/* The text table measures its columns on the first rows only, then
+ * streams: a report of a million rows, or of rows of long call chains,
+ * holds at most this much (rows past it are cut to the widths found). */
+#define BUFFER_ROWS 2000
+#define BUFFER_BYTES (4u << 20)
+
+/* A cell's text, escaped; indentation is not stored but added when
+ * printed (a deep tree's rows would otherwise hold depth^2 blanks). */
+static char *cell_text(sqlite3_stmt *st, int c, const struct tcol *col)
 {
 	char buf[64];
 	const char *v;
-	char *out, *esc;
 
+	if (!col->visible)
+		return strdup(""); /* data-only columns: never printed */
 	switch (sqlite3_column_type(st, c)) {
 	case SQLITE_NULL:
 		return strdup("");
@@ -228,21 +237,13 @@ static char *cell_text(sqlite3_stmt *st, int c, const struct tcol *col,
 		return strdup(buf);
 	default:
 		v = (const char *)sqlite3_column_text(st, c);
-		if (!v)
-			v = "";
-		if (!(col->flags & NSK_COL_INDENT) || depth <= 0)
-			return nsk_out__escaped(v);
-		esc = nsk_out__escaped(v);
-		if (!esc)
-			return NULL;
-		out = malloc(strlen(esc) + 2 * (size_t)depth + 1);
-		if (out) {
-			memset(out, ' ', 2 * (size_t)depth);
-			strcpy(out + 2 * depth, esc);
-		}
-		free(esc);
-		return out;
+		return nsk_out__escaped(v ? v : "");
 	}
+}
+
+static size_t indent_of(const struct tcol *col, int depth)
+{
+	return (col->flags & NSK_COL_INDENT) && depth > 0 ? 2 * (size_t)depth : 0;
 }
 
 static void shrink(struct table *t, unsigned flags, size_t floor_w,
@@ -291,11 +292,21 @@ static void fit(struct table *t, int width)
 	shrink(t, NSK_COL_FLEX, 8, &excess);
 }
 
-static void print_cell(FILE *f, const char *s, const struct tcol *col, int last)
+static void print_cell(FILE *f, const char *s, size_t indent,
+		       const struct tcol *col, int last)
 {
-	char shortened[4096];
-	size_t len = strlen(s);
+	char shortened[4096], *full = NULL;
+	size_t len = strlen(s) + indent;
 
+	if (indent) {
+		/* one row's indentation, made for the print and let go */
+		full = malloc(len + 1);
+		if (!full)
+			return;
+		memset(full, ' ', indent);
+		strcpy(full + indent, s);
+		s = full;
+	}
 	if (len > col->width && (col->flags & NSK_COL_CUT_END)) {
 		size_t keep = col->width < sizeof(shortened) - 1 ?
 			      col->width : sizeof(shortened) - 1;
@@ -320,9 +331,10 @@ static void print_cell(FILE *f, const char *s, const struct tcol *col, int last)
 		fputs(s, f);
 	else
 		fprintf(f, "%s%*s", s, (int)(col->width - len), "");
+	free(full);
 }
 
-static void print_line(FILE *f, const struct table *t, char **cells)
+static void print_line(FILE *f, const struct table *t, char **cells, int depth)
 {
 	int last = -1, first = 1;
 
@@ -336,22 +348,58 @@ static void print_line(FILE *f, const struct table *t, char **cells)
 		if (!first)
 			fputs("  ", f);
 		first = 0;
-		print_cell(f, cells[c], &t->col[c], c == last);
+		print_cell(f, cells[c], indent_of(&t->col[c], depth),
+			   &t->col[c], c == last);
 	}
 	fputc('\n', f);
+}
+
+/* Reads the current row of st into row (ncol cells); the widths grow to
+ * fit it when measure is set.  0 or -ENOMEM (row freeable either way). */
+static int read_row(struct table *t, sqlite3_stmt *st, char **row, int depth,
+		    int measure)
+{
+	for (int c = 0; c < t->ncol; c++)
+		row[c] = NULL;
+	for (int c = 0; c < t->ncol; c++) {
+		int type = sqlite3_column_type(st, c);
+		size_t len;
+
+		if (t->col[c].numeric < 0 && type != SQLITE_NULL)
+			t->col[c].numeric = type == SQLITE_INTEGER ||
+					    type == SQLITE_FLOAT;
+		row[c] = cell_text(st, c, &t->col[c]);
+		if (!row[c])
+			return -ENOMEM;
+		len = strlen(row[c]);
+		t->bytes += len;
+		len += indent_of(&t->col[c], depth);
+		if (measure && len > t->col[c].width)
+			t->col[c].width = len;
+	}
+	return 0;
+}
+
+static void free_row(const struct table *t, char **row)
+{
+	for (int c = 0; c < t->ncol; c++) {
+		free(row[c]);
+		row[c] = NULL;
+	}
 }
 
 static int rows_text(const struct nsk_out *o, sqlite3_stmt *st,
 		     const struct nsk_col_hint *hints)
 {
 	struct table t = { 0 };
-	char **labels = NULL;
-	int rc, depth_col = -1, err = 0;
+	char **labels = NULL, **row = NULL;
+	int rc = SQLITE_DONE, depth_col = -1, err = 0, done = 0;
 
 	t.ncol = sqlite3_column_count(st);
 	t.col = calloc((size_t)t.ncol, sizeof(*t.col));
 	labels = calloc((size_t)t.ncol, sizeof(*labels));
-	if (!t.col || !labels) {
+	row = calloc((size_t)t.ncol, sizeof(*row));
+	if (!t.col || !labels || !row) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -368,61 +416,67 @@ static int rows_text(const struct nsk_out *o, sqlite3_stmt *st,
 		if (!strcmp(name, "depth"))
 			depth_col = c;
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	/* The first rows, to measure the columns. */
+	while (t.nrow < BUFFER_ROWS && t.bytes < BUFFER_BYTES &&
+	       (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int depth = depth_col >= 0 ? sqlite3_column_int(st, depth_col) : 0;
 
 		if (t.nrow == t.cap) {
 			size_t cap = t.cap ? t.cap * 2 : 64;
 			char **cell = realloc(t.cell, cap * (size_t)t.ncol *
 							      sizeof(*cell));
+			int *dp = cell ? realloc(t.depth, cap * sizeof(*dp)) : NULL;
 
-			if (!cell) {
+			if (cell)
+				t.cell = cell;
+			if (dp)
+				t.depth = dp;
+			if (!cell || !dp) {
 				err = -ENOMEM;
 				goto cleanup;
 			}
-			t.cell = cell;
 			t.cap = cap;
 		}
-		for (int c = 0; c < t.ncol; c++) {
-			char **cell = &t.cell[t.nrow * (size_t)t.ncol + (size_t)c];
-			int type = sqlite3_column_type(st, c);
-			size_t len;
-
-			if (t.col[c].numeric < 0 && type != SQLITE_NULL)
-				t.col[c].numeric = type == SQLITE_INTEGER ||
-						   type == SQLITE_FLOAT;
-			*cell = cell_text(st, c, &t.col[c], depth);
-			if (!*cell) {
-				/* keep the table freeable: fill the row */
-				for (int d = c; d < t.ncol; d++)
-					t.cell[t.nrow * (size_t)t.ncol + (size_t)d] = NULL;
-				t.nrow++;
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			len = strlen(*cell);
-			if (len > t.col[c].width)
-				t.col[c].width = len;
-		}
-		t.nrow++;
+		t.depth[t.nrow] = depth;
+		err = read_row(&t, st, &t.cell[t.nrow++ * (size_t)t.ncol], depth, 1);
+		if (err)
+			goto cleanup;
 	}
-	if (rc != SQLITE_DONE) {
-		err = -EIO;
-		goto cleanup;
+	if (t.nrow < BUFFER_ROWS && t.bytes < BUFFER_BYTES) {
+		if (rc != SQLITE_DONE) {
+			err = -EIO;
+			goto cleanup;
+		}
+		done = 1;
 	}
 	for (int c = 0; c < t.ncol; c++)
 		if (t.col[c].numeric < 0)
 			t.col[c].numeric = 0;
 	fit(&t, o->width);
-	print_line(o->f, &t, labels);
+	print_line(o->f, &t, labels, 0);
 	for (size_t r = 0; r < t.nrow; r++)
-		print_line(o->f, &t, &t.cell[r * (size_t)t.ncol]);
+		print_line(o->f, &t, &t.cell[r * (size_t)t.ncol], t.depth[r]);
+	/* The rest, one row at a time, in the widths found. */
+	while (!done && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int depth = depth_col >= 0 ? sqlite3_column_int(st, depth_col) : 0;
+
+		err = read_row(&t, st, row, depth, 0);
+		if (!err)
+			print_line(o->f, &t, row, depth);
+		free_row(&t, row);
+		if (err)
+			goto cleanup;
+	}
+	if (!done && rc != SQLITE_DONE)
+		err = -EIO;
 cleanup:
 	for (size_t i = 0; i < t.nrow * (size_t)t.ncol; i++)
 		free(t.cell[i]);
 	free(t.cell);
+	free(t.depth);
 	free(t.col);
 	free(labels);
+	free(row);
 	return err;
 }
 

@@ -1,6 +1,8 @@
 /* mknsk: writes synthetic recordings for the report tests and the bench.
  *   mknsk known OUT [noend]     the known-answer recording (synth.c)
  *   mknsk hostile OUT           names with escapes, empty strings, huge times
+ *   mknsk deep OUT STACKS DEPTH NAME_BYTES  stacks and names made to
+ *                               exhaust a reader's memory
  *   mknsk bench OUT N [HZ [STACKS]]  N samples over realistic stacks */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +16,11 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc < 3 || (strcmp(argv[1], "known") && strcmp(argv[1], "bench") &&
-			 strcmp(argv[1], "hostile")) ||
+			 strcmp(argv[1], "hostile") && strcmp(argv[1], "deep")) ||
+	    (!strcmp(argv[1], "deep") && argc < 6) ||
 	    (!strcmp(argv[1], "bench") && argc < 4)) {
 		fprintf(stderr, "usage: mknsk known OUT [noend] | mknsk hostile OUT | "
-			"mknsk bench OUT N [HZ [STACKS]]\n");
+			"mknsk deep OUT STACKS DEPTH NAME_BYTES | mknsk bench OUT N [HZ [STACKS]]\n");
 		return 2;
 	}
 	err = synth__open(argv[2], &w);
@@ -29,6 +32,10 @@ int main(int argc, char **argv)
 		err = synth__known(w, !(argc > 3 && !strcmp(argv[3], "noend")));
 	else if (!strcmp(argv[1], "hostile"))
 		err = synth__hostile(w);
+	else if (!strcmp(argv[1], "deep"))
+		err = synth__deep(w, (unsigned)atoi(argv[3]),
+				  (uint32_t)strtoul(argv[4], NULL, 10),
+				  (uint32_t)strtoul(argv[5], NULL, 10));
 	else
 		err = synth__bench(w, strtoull(argv[3], NULL, 10),
 				   argc > 4 ? (unsigned)atoi(argv[4]) : 20000,

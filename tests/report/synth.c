@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -261,6 +262,49 @@ int synth__hostile(struct nsk_writer *w)
 	r.loss.source_id = 4;
 	r.loss.count = 1;
 	err = err ?: nsk_writer__append(w, &r);
+	return err;
+}
+
+/* ---- deep stacks and long names (issue 17) ---- */
+
+int synth__deep(struct nsk_writer *w, unsigned nstacks, uint32_t depth,
+		uint32_t name_bytes)
+{
+	unsigned nframes = nstacks + 1;
+	uint64_t *fr = NULL;
+	char *name = NULL;
+	struct nsk_record r;
+	int err = 0;
+
+	fr = calloc(depth ? depth : 1, sizeof(*fr));
+	name = malloc((size_t)name_bytes + 32);
+	if (!fr || !name) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = put_string(w, 1, "app");
+	/* Names differ in their first bytes so that each is its own func. */
+	for (unsigned f = 0; f < nframes && !err; f++) {
+		int n = snprintf(name, 32, "f%u_", f);
+
+		memset(name + n, 'x', name_bytes > (uint32_t)n ? name_bytes - n : 0);
+		name[name_bytes > (uint32_t)n ? name_bytes : (uint32_t)n] = '\0';
+		err = put_string(w, 100 + f, name);
+		err = err ?: put_frame(w, 1 + f, 100 + f, 1, 0x1000 + 16 * f, 0, 0);
+	}
+	for (unsigned s = 0; s < nstacks && !err; s++) {
+		for (uint32_t i = 0; i < depth; i++)
+			fr[i] = 1 + (s + i) % nframes;
+		err = put_stack(w, 1 + s, fr, depth);
+		err = err ?: put_sample(w, s, 100, 100, 1 + s);
+	}
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_END;
+	r.end.time = SYNTH_T0 + (uint64_t)nstacks * SYNTH_STEP;
+	err = err ?: nsk_writer__append(w, &r);
+cleanup:
+	free(fr);
+	free(name);
 	return err;
 }
 

@@ -24,6 +24,13 @@ int synth__own(struct nsk_writer *w);
 /* Writes a recording made to hurt its reader: names with terminal escape
  * sequences, an empty STRING body, times past 2^63 ns. */
 int synth__hostile(struct nsk_writer *w);
+/* Writes a recording made to exhaust its reader's memory (issue 17):
+ * nstacks distinct stacks of depth frames each (frame ids cycle over
+ * nstacks + 1 frames, so every stack differs), every function named by a
+ * name_bytes-long string, one sample per stack.  The file stays small:
+ * zstd folds the repeats. */
+int synth__deep(struct nsk_writer *w, unsigned nstacks, uint32_t depth,
+		uint32_t name_bytes);
 /* Writes n samples at freq_hz on 4 threads over nstacks distinct stacks. */
 int synth__bench(struct nsk_writer *w, uint64_t n, unsigned freq_hz,
 		 unsigned nstacks);

@@ -1,0 +1,74 @@
+#!/bin/sh
+# Bounded memory on any input (issue 17 item 2), no BPF needed: recordings
+# of a few hundred bytes to a megabyte that once drove report to 24 GB (one
+# 200,000-frame stack under --tree), report and live past 1 GB (600 deep
+# stacks of 100 KB names), and one past the whole-file text limit.  Each
+# runs under `prlimit --as` (512 MiB; skipped under --enable-asan, whose
+# shadow memory needs terabytes of address space) and must end with its
+# status and its one line (report/limits.h, docs/schema.md "Limits").
+. "$TOP_SRCDIR/tests/e2e/lib.sh"
+
+MKNSK=$(dirname "$NUSKU")/tests/report/mknsk
+"$MKNSK" deep "$TMPD/deep.nsk" 1 200000 8 || fail "mknsk deep"
+"$MKNSK" deep "$TMPD/wide.nsk" 600 20 100000 || fail "mknsk wide"
+"$MKNSK" deep "$TMPD/big.nsk" 40000 1 4096 || fail "mknsk big"
+
+LIMIT=""
+if command -v prlimit >/dev/null && ! ldd "$NUSKU" 2>/dev/null | grep -q libasan; then
+	LIMIT="prlimit --as=$((512 << 20))"
+else
+	echo "note: no address-space limit (prlimit missing or an ASan build)"
+fi
+
+# run WANT_STATUS WHAT ARGS...: nusku under the limit, output in out/err
+run() {
+	want=$1 what=$2
+	shift 2
+	# shellcheck disable=SC2086
+	$LIMIT "$NUSKU" "$@" >"$TMPD/out" 2>"$TMPD/err"
+	got=$?
+	[ "$got" = "$want" ] || fail "$what: exit $got, want $want: $(head -c 300 "$TMPD/err")"
+}
+
+# A stack past 1024 frames: kept leaf-most, one warning, rest shown.
+for args in "--by stack --tree" "--by stack" "--by function" "--folded"; do
+	# shellcheck disable=SC2086
+	run 0 "report $args (deep)" report $args "$TMPD/deep.nsk"
+	grep -q "stack of 200000 frames is past the limit of 1024" "$TMPD/out" "$TMPD/err" ||
+		fail "report $args (deep): no warning: $(head -8 "$TMPD/out")"
+done
+[ "$("$NUSKU" report --by stack --tree --min-pct 0 "$TMPD/deep.nsk" | grep -c 'f[01]_')" -le 1024 ] ||
+	fail "the tree is deeper than the 1024 frames kept"
+echo "ok: a 200,000-frame stack: exit 0, cut to 1024 frames, one warning"
+
+# 600 stacks of 100 KB names: names cut to 4 KiB, paths to 64 KiB.
+for args in "" "--by stack" "--by stack --tree" "--folded" "--by function --format csv"; do
+	# shellcheck disable=SC2086
+	run 0 "report $args (wide)" report $args "$TMPD/wide.nsk"
+	grep -q "name of 100000 bytes is past the limit of 4096" "$TMPD/out" "$TMPD/err" ||
+		fail "report $args (wide): no warning: $(head -8 "$TMPD/out")"
+done
+run 0 "live --snapshot (wide)" live --snapshot "$TMPD/wide.nsk"
+run 0 "info (wide)" info "$TMPD/wide.nsk"
+echo "ok: 600 stacks of 100 KB names: exit 0, names and paths cut, one warning each"
+
+# Past the whole-file text limit: exit 1 and one line, for report and live.
+run 1 "report (big)" report "$TMPD/big.nsk"
+[ "$(wc -l <"$TMPD/err")" = 1 ] && grep -q "^nusku report: .*big.nsk: more than 64 MiB of names and text: past nusku's limit$" "$TMPD/err" ||
+	fail "report (big): $(cat "$TMPD/err")"
+run 1 "live --snapshot (big)" live --snapshot "$TMPD/big.nsk"
+grep -q "^nusku live: .*big.nsk: more than 64 MiB of names and text: past nusku's limit$" "$TMPD/err" ||
+	fail "live (big): $(cat "$TMPD/err")"
+run 0 "info (big)" info "$TMPD/big.nsk"
+echo "ok: past the whole-file limit: report and live exit 1 with one line; info reads it"
+
+# The text table streams past its first 2,000 rows: every row is there,
+# and the streamed ones fit the 80 columns too.
+"$MKNSK" bench "$TMPD/bench.nsk" 100000 20000 5000 || fail "mknsk bench"
+"$NUSKU" report --by stack "$TMPD/bench.nsk" >"$TMPD/out" || fail "report --by stack (bench)"
+rows=$(grep -v -e '^#' -e '^$' "$TMPD/out" | wc -l)
+json=$("$NUSKU" report --by stack --format json "$TMPD/bench.nsk" |
+	python3 -c 'import json, sys; print(len(json.load(sys.stdin)["rows"]))')
+[ "$json" -gt 2000 ] && [ "$rows" = $((json + 1)) ] || fail "text rows $rows, JSON rows $json"
+[ "$(awk 'length > 80' "$TMPD/out" | wc -l)" = 0 ] || fail "rows past 80 columns"
+echo "ok: $json rows streamed in 80 columns"

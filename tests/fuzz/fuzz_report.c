@@ -1,0 +1,55 @@
+/* libFuzzer target for `nusku report`: any bytes loaded into SQLite by the
+ * report loader, then every view run on them, each --per-thread form, and
+ * --tree and --folded of every view over stacks, in text, JSON or CSV (the
+ * last byte picks).  Output goes to /dev/null. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/db.h"
+#include "report/load.h"
+#include "report/report.h"
+#include "tests/fuzz/fuzz_mem.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct nsk_report_opts o = { .since = -1, .until = -1, .limit = -1,
+				     .min_pct = 0.5 };
+	struct nsk_report rep = { 0 };
+	char path[64], msg[512];
+	sqlite3 *db = NULL;
+	int fd;
+
+	fd = fuzz_mem__file(data, size, path, sizeof(path));
+	if (fd < 0)
+		return 0;
+	if (nsk_db__open(&db) || nsk_load__file(db, path, msg, sizeof(msg)))
+		goto cleanup;
+	rep.db = db;
+	rep.opts = &o;
+	rep.out.f = fuzz_mem__null();
+	rep.out.fmt = (enum nsk_fmt)((size ? data[size - 1] : 0) % 3);
+	rep.out.width = 80;
+	if (nsk_filter__apply(&rep))
+		goto cleanup;
+	for (const struct nsk_view *const *v = nsk_views; *v; v++) {
+		o.per_thread = 0;
+		(void)(*v)->run(&rep, *v);
+		if ((*v)->per_thread) {
+			o.per_thread = 1;
+			(void)(*v)->run(&rep, *v);
+			o.per_thread = 0;
+		}
+		if ((*v)->weights) {
+			(void)nsk_stacks__tree(&rep, *v);
+			(void)nsk_stacks__folded(&rep, *v);
+		}
+	}
+cleanup:
+	sqlite3_close(db);
+	close(fd);
+	return 0;
+}
