@@ -8,7 +8,7 @@
  * on the allocator family, attached by record/alloc_attach.c to the object
  * that defines malloc in each target process, confined to it by the
  * kernel's pid filter.  Both are also filtered here by the shared target
- * map.  raw_tp sys_enter/sys_exit give anonymous mmap, munmap and brk.
+ * map.  tp_btf sys_exit gives anonymous mmap, munmap and brk.
  *
  * Per thread (task storage, freed with the task) we keep the arguments of the
  * outermost allocator call in progress and a nesting depth: calloc or realloc
@@ -80,12 +80,10 @@ struct tstate {
 	__u64 size;	 /* requested bytes of the outermost call */
 	__u64 arg;	 /* realloc: old block; posix_memalign: out-pointer */
 	__s64 until_sample; /* bytes to the next sample point */
-	__u64 sys_arg0;	 /* mmap/munmap/brk in progress */
-	__u64 sys_arg1;
 	__u32 fn;
 	__u32 depth;	 /* allocator calls in progress on this thread */
-	__u32 sys_nr;	 /* syscall in progress, 0 none */
 	__u32 sampler_init; /* until_sample has been drawn */
+	__u32 pad;
 };
 
 struct {
@@ -539,85 +537,60 @@ int BPF_KPROBE(sampler_free, __u64 addr, __u64 fn)
 
 /* ---- mmap, munmap, brk ----------------------------------------------------- */
 
-SEC("raw_tp/sys_enter")
-int alloc_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+/* One program at the syscall's exit: every syscall of every process passes
+ * here, so the number comes first, read straight from the saved user
+ * registers (a BTF pointer: no probe read), before any map lookup.  The
+ * arguments are still in those registers at exit, so no entry program is
+ * needed. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(alloc_sys_exit, struct pt_regs *regs, long ret)
 {
-	long nr = ctx->args[1];
-	struct pt_regs *regs;
+	__u32 nr = (__u32)regs->orig_ax, tgid;
 	struct tstate *st;
+	__u64 caller = 0, arg0, arg1;
 
 	if (nr != NR_MMAP && nr != NR_MUNMAP && nr != NR_BRK)
 		return 0;
-	if (!nsk_is_target(nsk_cur_tgid()))
+	tgid = nsk_cur_tgid();
+	if (!nsk_is_target(tgid))
 		return 0;
-	regs = (struct pt_regs *)ctx->args[0];
-	if (nr == NR_MMAP &&
-	    !(PT_REGS_PARM4_CORE_SYSCALL(regs) & MAP_ANONYMOUS_))
+	if (nr == NR_MMAP && !(regs->r10 & MAP_ANONYMOUS_))
 		return 0;
+	arg0 = regs->di;
+	arg1 = regs->si;
 	st = tstate_get(1);
 	if (!st)
 		return 0;
-	st->sys_nr = nr;
-	st->sys_arg0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
-	st->sys_arg1 = PT_REGS_PARM2_CORE_SYSCALL(regs);
-	return 0;
-}
-
-SEC("raw_tp/sys_exit")
-int alloc_sys_exit(struct bpf_raw_tracepoint_args *ctx)
-{
-	__u32 tgid = nsk_cur_tgid();
-	long ret = ctx->args[1];
-	struct tstate *st;
-	__u64 caller = 0;
-	__u32 nr;
-
-	/* Every syscall of every process passes here: the number first,
-	 * from the saved registers, before any map lookup. */
-	nr = (__u32)BPF_CORE_READ((struct pt_regs *)ctx->args[0], orig_ax);
-	if (nr != NR_MMAP && nr != NR_MUNMAP && nr != NR_BRK)
-		return 0;
-	if (!nsk_is_target(tgid))
-		return 0;
-	st = tstate_get(0);
-	if (!st || !st->sys_nr)
-		return 0;
-	nr = st->sys_nr;
-	st->sys_nr = 0;
 	/* The libc wrappers are leaves that call the kernel without a frame:
 	 * the word at the user stack pointer is the caller's return address,
 	 * which a frame-pointer walk from here skips.  User space puts it
 	 * back into the stack. */
-	if (st->depth == 0) {
-		struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-		__u64 sp = PT_REGS_SP_CORE(regs);
-
-		if (bpf_probe_read_user(&caller, sizeof(caller), (void *)sp))
-			caller = 0;
-	}
+	if (st->depth == 0 &&
+	    bpf_probe_read_user(&caller, sizeof(caller), (void *)regs->sp))
+		caller = 0;
 	if (nr == NR_BRK) {
 		/* Always reported, so user space follows the break; weight 0
 		 * marks a move made by the allocator itself. */
-		return emit_alloc(ctx, tgid, ret, st->sys_arg0, caller,
+		return emit_alloc(ctx, tgid, ret, arg0, caller,
 				  st->depth > 0 ? 0 : 1, FN_BRK, 0);
 	}
 	if (st->depth > 0)
 		return 0; /* the allocator's own mapping */
 	if (nr == NR_MUNMAP) {
 		if (ret == 0)
-			emit_free(tgid, st->sys_arg0, st->sys_arg1, FN_MUNMAP);
+			emit_free(tgid, arg0, arg1, FN_MUNMAP);
 		return 0;
 	}
 	if (ret < 0 && ret > -4096)
 		ret = 0;
 	if (sample_bytes && ret) {
-		__u64 weight = sample_weight(st, st->sys_arg1);
+		__u64 weight = sample_weight(st, arg1);
 
 		if (!weight)
 			return 0;
-		return emit_alloc(ctx, tgid, ret, st->sys_arg1, caller, weight,
+		return emit_alloc(ctx, tgid, ret, arg1, caller, weight,
 				  FN_MMAP, 0);
 	}
-	return emit_alloc(ctx, tgid, ret, st->sys_arg1, caller, st->sys_arg1,
+	return emit_alloc(ctx, tgid, ret, arg1, caller, arg1,
 			  FN_MMAP, 0);
 }

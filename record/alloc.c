@@ -23,7 +23,7 @@
  * is unwound with DWARF, and the kernel told how much copy that took.  The
  * same walk can stand for different true paths, so those are never cached.
  *
- * mmap/munmap come from raw_tp sys_enter/sys_exit filtered by syscall number
+ * mmap/munmap come from tp_btf sys_exit filtered by syscall number
  * (no tracefs, no uprobes on libc wrappers, covers direct syscalls too); only
  * anonymous mappings made outside the allocator count.  brk is followed per
  * process: a move of the break by the program itself (not by malloc) is an
@@ -68,7 +68,7 @@ struct alloc_state {
 	struct nsk_session *s;
 	struct alloc_bpf *skel;
 	struct nsk_alloc_attach *attach;
-	struct bpf_link *sys_enter, *sys_exit;
+	struct bpf_link *sys_exit;
 	int stacks_fd;
 	int needs_fd; /* copy_needs: bytes of stack to copy per (pid, id) */
 	struct stack_slot *slots; /* open addressing, power of two */
@@ -583,7 +583,6 @@ static void alloc_stop(void *state)
 	bpf_link__destroy(st->sampler_alloc);
 	bpf_link__destroy(st->sampler_free);
 	nsk_alloc_attach__free(st->attach);
-	bpf_link__destroy(st->sys_enter);
 	bpf_link__destroy(st->sys_exit);
 	alloc_bpf__destroy(st->skel);
 	slots_clear(st);
@@ -635,8 +634,7 @@ static int alloc_start(struct nsk_session *s, void **state)
 		if (err)
 			goto cleanup;
 	}
-	st->sys_enter = bpf_program__attach(st->skel->progs.alloc_sys_enter);
-	st->sys_exit = st->sys_enter ? bpf_program__attach(st->skel->progs.alloc_sys_exit) : NULL;
+	st->sys_exit = bpf_program__attach(st->skel->progs.alloc_sys_exit);
 	if (!st->sys_exit) {
 		err = -errno;
 		goto cleanup;
