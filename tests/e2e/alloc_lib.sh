@@ -20,15 +20,3 @@ no_negative() {
 	awk -F, 'NR > 1 { for (i = 1; i <= NF; i++) if ($i ~ /^-[0-9]/) { print; bad = 1 } }
 		END { exit bad }' "$1" || fail "negative numbers in $1"
 }
-
-# wait_for_meta FILE KEY: until a recording being written holds META KEY
-# (a signal writes its META once attached), at most 180 s (an ASan build
-# of the recorder takes a minute to start).
-wait_for_meta() {
-	i=0
-	until "$NSK_DUMP" "$1" 2>/dev/null | grep -q "^meta $2 "; do
-		i=$((i + 1))
-		[ $i -le 1800 ] || fail "no META $2 in $1 after 180 s"
-		sleep 0.1
-	done
-}

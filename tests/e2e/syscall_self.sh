@@ -19,18 +19,6 @@ csv_col() {
 		{ print $(c[want]) }' "$1"
 }
 
-# attached FILE KEY: waits until a recording being written holds META KEY
-# (a signal writes its META once attached), at most 180 s (ASan builds
-# start slowly).
-attached() {
-	i=0
-	until "$NSK_DUMP" "$1" 2>/dev/null | grep -q "^meta $2 "; do
-		i=$((i + 1))
-		[ $i -le 1800 ] || fail "no META $2 in $1 after 180 s"
-		sleep 0.1
-	done
-}
-
 # meta FILE KEY: a META value, from nusku info.
 meta() {
 	"$NUSKU" info "$1" | awk -v k="$2" '{ for (i = 1; i < NF; i++)
@@ -117,8 +105,8 @@ until grep -q ready "$TMPD/wout"; do
 done
 "$NUSKU" record -q -e alloc,syscall -o "$TMPD/attach.nsk" -p "$pid" 2>"$TMPD/err" &
 rec=$!
-attached "$TMPD/attach.nsk" syscall.arch
-attached "$TMPD/attach.nsk" alloc.allocator
+wait_for_meta "$TMPD/attach.nsk" syscall.arch
+wait_for_meta "$TMPD/attach.nsk" alloc.allocator
 printf x >&3
 exec 3>&-
 wait $pid || fail "workload exited $?"
