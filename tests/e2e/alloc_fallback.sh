@@ -8,6 +8,7 @@
 # children through the environment, and each child's allocations are its
 # own (site_leak holds 10000 * scale bytes, scales 20 and 10).
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
+retry_once "seen once under ASan: part of a static program leak was attributed elsewhere, not reproduced since"
 . "$TOP_SRCDIR/tests/e2e/record_lib.sh"
 . "$TOP_SRCDIR/tests/e2e/alloc_lib.sh"
 need_bpf
