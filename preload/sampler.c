@@ -244,7 +244,7 @@ static uint64_t weigh(uint64_t size)
 			return 0;
 	}
 	tl_until = draw();
-	if (size >= 40 * rate)
+	if (size / 40 >= rate)
 		return size; /* P(sampled) = 1 to within 4e-18 */
 	w = (double)size / -expm1(-(double)size / rate_d);
 	return (uint64_t)(w + 0.5);

@@ -507,24 +507,33 @@ static int resolve_program(const char *arg, char *out, size_t outlen)
 	return -ENOENT;
 }
 
-/* Tells once per executable that a process falls back to uprobes. */
-static void say_fallback(struct alloc_state *st, uint32_t pid, const char *why)
+/* Tells once per executable that it falls back to uprobes: a program
+ * about to be launched (pid 0), or process pid (exe NULL: its own). */
+static void say_fallback(struct alloc_state *st, const char *exe, uint32_t pid,
+			 const char *why)
 {
-	char exe[256], link[64];
+	char buf[256], link[64];
 	ssize_t n;
 
-	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
+	if (!exe) {
+		snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+		n = readlink(link, buf, sizeof(buf) - 1);
+		buf[n > 0 ? n : 0] = '\0';
+		exe = *buf ? buf : "a process";
+	}
 	for (int i = 0; i < st->nsaid; i++)
 		if (!strcmp(st->said[i], exe))
 			return;
 	if (st->nsaid < (int)(sizeof(st->said) / sizeof(st->said[0])))
 		snprintf(st->said[st->nsaid++], sizeof(st->said[0]), "%s", exe);
-	if (!st->quiet)
+	if (st->quiet)
+		return;
+	if (pid)
 		fprintf(stderr, "nusku: alloc: %s (pid %u) cannot use the sampler (%s): "
-			"uprobes on its allocator, a trap per call\n",
-			*exe ? exe : "a process", pid, why);
+			"uprobes on its allocator, a trap per call\n", exe, pid, why);
+	else
+		fprintf(stderr, "nusku: alloc: %s cannot use the sampler (%s): "
+			"uprobes on its allocator, a trap per call\n", exe, why);
 }
 
 /* Launched programs get the sampler when it is there and the program can
@@ -539,17 +548,11 @@ static int sampler_start(struct alloc_state *st, const char *program,
 	const char *old = getenv("LD_PRELOAD");
 	int ok, err;
 
-	ok = nsk_alloc_sampler__find(st->sampler_lib, sizeof(st->sampler_lib), why,
-				     sizeof(why));
-	if (!ok)
-		ok = nsk_alloc_sampler__program_ok(program, why, sizeof(why));
-	else
-		ok = 0;
+	err = nsk_alloc_sampler__find(st->sampler_lib, sizeof(st->sampler_lib), why,
+				      sizeof(why));
+	ok = err ? 0 : nsk_alloc_sampler__program_ok(program, why, sizeof(why));
 	if (ok <= 0) {
-		if (!st->quiet)
-			fprintf(stderr, "nusku: alloc: %s cannot use the sampler (%s): "
-				"uprobes on its allocator, a trap per call\n",
-				program, *why ? why : strerror(-ok));
+		say_fallback(st, program, 0, *why ? why : strerror(ok ? -ok : -err));
 		return 0;
 	}
 	uo.func_name = NSK_SAMPLER_ALLOC_SYM;
@@ -716,7 +719,7 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 			return 0; /* already gone */
 		if (ok > 0)
 			return 0; /* the sampler covers it */
-		say_fallback(st, pid, ok < 0 ? strerror(-ok) : why);
+		say_fallback(st, NULL, pid, ok < 0 ? strerror(-ok) : why);
 	}
 	err = nsk_alloc_attach__process(st->attach, pid);
 	if (err == -ENOENT || err == -ESRCH)

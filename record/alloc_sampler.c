@@ -235,6 +235,18 @@ static int secure_mode(uint32_t pid)
 	return 0;
 }
 
+/* Whether pid sees lib, by its path under its own root, as the same file
+ * we see (a container's loader would not find it, or find another). */
+static int same_file_inside(uint32_t pid, const char *lib)
+{
+	char path[PATH_MAX + 64];
+	struct stat ours, theirs;
+
+	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, lib);
+	return !stat(lib, &ours) && !stat(path, &theirs) && ours.st_dev == theirs.st_dev &&
+	       ours.st_ino == theirs.st_ino;
+}
+
 int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, char *why,
 				  size_t whylen)
 {
@@ -264,6 +276,11 @@ int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, char *why,
 	}
 	if (!env_preloads(buf, (size_t)n, lib)) {
 		snprintf(why, whylen, "its environment does not preload the sampler");
+		ok = 0;
+		goto cleanup;
+	}
+	if (!same_file_inside(pid, lib)) {
+		snprintf(why, whylen, "the sampler is not in its mount namespace");
 		ok = 0;
 		goto cleanup;
 	}

@@ -31,8 +31,9 @@ int nsk_alloc_sampler__resolve(const char *path, char *out, size_t outlen);
 int nsk_alloc_sampler__program_ok(const char *path, char *why, size_t whylen);
 
 /* 1 when process pid has loaded the library at lib, or will as its
- * loader starts (its environment preloads it, its executable can, and it
- * runs in non-secure mode); 0 when not (why says why); negative errno when
+ * loader starts (its environment preloads it, the library is the same file
+ * under the process's root, its executable can load it, and it runs in
+ * non-secure mode); 0 when not (why says why); negative errno when
  * the process is gone. */
 int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, char *why,
 				  size_t whylen);

@@ -6,7 +6,8 @@
 # A #! script that starts two copies of alloc_sites (one in the background),
 # recorded with every signal: the sampler passes from the shell to both
 # children through the environment, and each child's allocations are its
-# own (site_leak holds 10000 * scale bytes, scales 20 and 10).
+# own (site_leak holds 10000 * scale bytes, scales 20 and 10).  A process in
+# a mount namespace where the library's path is hidden gets uprobes.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 retry_once "seen once under ASan: part of a static program leak was attributed elsewhere, not reproduced since"
 . "$TOP_SRCDIR/tests/e2e/record_lib.sh"
@@ -51,4 +52,30 @@ done
 found=$(echo $found | tr ' ' '\n' | sort -n | tr '\n' ' ')
 [ "$found" = "100000 200000 " ] || fail "site_leak per child: '$found', expected 100000 and 200000"
 echo "ok: each child of the script holds its own leak:$found"
+# ---- a process whose mount namespace hides the library -------------------------
+# (a container): its loader cannot preload it, so it gets uprobes
+command -v unshare >/dev/null || skip "unshare not installed"
+# The program waits (--wait) until the recorder has said so, that is, until
+# its uprobes are in: a process the recorder hears of only after it ended
+# cannot be probed at all.
+lib=$(dirname "$NUSKU")/preload
+mkfifo "$TMPD/go"
+"$NUSKU" record -e alloc --alloc-sample 1 -o "$TMPD/ns.nsk" -- unshare -m sh -c \
+	"mount -t tmpfs none '$lib' && exec '$WORKLOADS/alloc_sites' 20 --wait" \
+	<"$TMPD/go" >/dev/null 2>"$TMPD/ns.err" &
+rec=$!
+exec 3>"$TMPD/go"
+i=0
+until grep -q "alloc_sites (pid [0-9]*) cannot use the sampler (the sampler is not in its mount namespace)" \
+	"$TMPD/ns.err"; do
+	i=$((i + 1))
+	[ $i -le 1800 ] || fail "no word of the hidden library: $(cat "$TMPD/ns.err")"
+	sleep 0.1
+done
+printf x >&3
+exec 3>&-
+wait $rec || fail "record in a mount namespace exited $?: $(cat "$TMPD/ns.err")"
+"$NUSKU" report "$TMPD/ns.nsk" --by alloc-site --format csv >"$TMPD/ns.csv" 2>/dev/null || fail "report"
+assert_site "$TMPD/ns.csv" site_leak live_bytes 200000
+echo "ok: a process that cannot see the library is recorded through uprobes"
 echo "alloc_fallback: ok"
