@@ -239,15 +239,23 @@ const char *nsk_stacks__module_path(struct nsk_session *s, uint32_t pid,
 	return m && m->file ? nsk_module__path(m->mod) : "";
 }
 
-/* sampler: set when addr is in Nusku's allocation sampler, whose frames
- * are the profiler's, never the program's. */
+/* Whose code a user frame is in, for the profiler's own cost. */
+enum frame_owner {
+	FRAME_PROGRAM,
+	FRAME_SAMPLER, /* Nusku's allocation sampler: left out of the stack */
+	FRAME_UPROBES, /* the kernel's uprobes page: kept, named */
+};
+
 static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
-			   uint64_t addr, int *sampler)
+			   uint64_t addr, enum frame_owner *owner)
 {
 	struct nsk_aspace *as;
 	struct nsk_map *m = map_of(s, pid, time, addr, &as);
+	const char *name = m ? nsk_module__name(m->mod) : "";
 
-	*sampler = m && m->file && !strcmp(nsk_module__name(m->mod), NSK_SAMPLER_LIB);
+	*owner = !m ? FRAME_PROGRAM :
+		 m->file ? (!strcmp(name, NSK_SAMPLER_LIB) ? FRAME_SAMPLER : FRAME_PROGRAM) :
+		 !strcmp(name, "[uprobes]") ? FRAME_UPROBES : FRAME_PROGRAM;
 
 	if (!m && as && is_trampoline(as, addr))
 		return trampoline_frame(s, pid, as, addr);
@@ -286,20 +294,22 @@ uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
 		key[n++] = fid;
 	}
 	for (uint32_t i = 0; i < nu && !err; i++) {
-		int sampler;
-		uint64_t fid = user_frame(s, pid, time, uips[i] - (i > 0), &sampler);
+		enum frame_owner owner;
+		uint64_t fid = user_frame(s, pid, time, uips[i] - (i > 0), &owner);
 
 		if (!fid)
 			err = -1;
-		/* The allocation sampler's interposed malloc between the
-		 * program and its allocator is left out, so CPU stacks read
-		 * as they would without it; a sample in its own code is the
-		 * profiler's cost. */
-		if (sampler) {
-			if (i == 0)
-				flags |= NSK_STACK_OWN;
+		/* A sample whose leaf is in the sampler or in the uprobes page
+		 * (its trampoline, a slot stepped out of line; also when the
+		 * sample came as the page was being set up, before the kernel
+		 * told BPF where it is) is the profiler's cost.  The
+		 * sampler's interposed malloc between the program and its
+		 * allocator is left out, so CPU stacks read as they would
+		 * without it. */
+		if (i == 0 && owner != FRAME_PROGRAM)
+			flags |= NSK_STACK_OWN;
+		if (owner == FRAME_SAMPLER)
 			continue;
-		}
 		key[n++] = fid;
 	}
 	key[0] = flags;
