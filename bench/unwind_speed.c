@@ -1,7 +1,7 @@
 /* bench/unwind_speed: what one DWARF unwind costs the recorder, through
- * libdw and through the cached CFI rules (record/unwind_rules.h), on a
+ * libdw and through the cached CFI rules (record/stacks/unwind_rules.h), on a
  * copy of this program's own stack 20 frames deep (built without frame
- * pointers, as record/unwind_dwarf.c sees a sample of such code).  Not a
+ * pointers, as record/stacks/unwind_dwarf.c sees a sample of such code).  Not a
  * test: it prints numbers.
  *
  *   bench/unwind_speed [WALKS]      (default 100000)
@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record/maps.h"
-#include "record/symbols.h"
-#include "record/unwind.h"
+#include "record/procs/maps.h"
+#include "record/stacks/symbols.h"
+#include "record/stacks/unwind.h"
 #include "tests/unit/stack_capture.h"
 
 static volatile int sink;

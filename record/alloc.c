@@ -18,7 +18,7 @@
  * without frame pointers (strdup, fopen, a -O2 program): the caller of that
  * code is skipped.  So unless --call-graph fp, the first allocations of each
  * (process, id) also carry a copy of the user stack, and the session decides
- * (record/ustack.c): a walk it trusts is cached per id and the kernel told to
+ * (record/stacks/ustack.c): a walk it trusts is cached per id and the kernel told to
  * stop copying for it (copy_needs = 0); otherwise every allocation of that id
  * is unwound with DWARF, and the kernel told how much copy that took.  The
  * same walk can stand for different true paths, so those are never cached.

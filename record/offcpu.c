@@ -24,7 +24,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "record/kallsyms.h"
+#include "record/stacks/kallsyms.h"
 #include "record/offcpu_reason.h"
 #include "record/session.h"
 #include <nusku/events/ustack.h>

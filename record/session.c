@@ -30,16 +30,16 @@
 #include <bpf/libbpf.h>
 
 #include "config.h"
-#include "record/intern.h"
-#include "record/kallsyms.h"
+#include "record/stacks/intern.h"
+#include "record/stacks/kallsyms.h"
 #include "record/spill.h"
-#include "record/proc_watch.h"
+#include "record/procs/proc_watch.h"
 #include "record/record.h"
 #include "record/own.h"
 #include "record/session_int.h"
 #include "record/signals.h"
-#include "record/symbols.h"
-#include "record/unwind.h"
+#include "record/stacks/symbols.h"
+#include "record/stacks/unwind.h"
 
 #define TICK_NS 100000000ull
 /* Records drained from the ring buffers and not yet written, at most. */

@@ -130,7 +130,7 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
 				    uint32_t *copy_needed);
 
 /* Opens the file at path in the session's symbolizer and loads its tables
- * now (record/symbols.h, nsk_module__warm): for a module a signal knows
+ * now (record/stacks/symbols.h, nsk_module__warm): for a module a signal knows
  * its first events will hit, so their symbolization does not stall the
  * ring buffers then. */
 int nsk_session__warm_module(struct nsk_session *s, const char *path);

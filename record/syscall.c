@@ -14,7 +14,7 @@
  * sets have been read since its last call.  The path map becomes PATH
  * records.  Paths are hashes; the stack behind a hash comes once per
  * (hash, pid) as a path event with a copy of the user stack, unwound
- * through the session (record/ustack.c); failing that, it is read from
+ * through the session (record/stacks/ustack.c); failing that, it is read from
  * the stacks map, completed with the frameless callers BPF found, and
  * interned.
  *

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "record/unwind.h"
+#include "record/stacks/unwind.h"
 
 #define NSK_CAPTURE_BYTES 8192
 

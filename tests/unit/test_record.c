@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "record/intern.h"
-#include "record/kallsyms.h"
-#include "record/maps.h"
+#include "record/stacks/intern.h"
+#include "record/stacks/kallsyms.h"
+#include "record/procs/maps.h"
 #include "record/record.h"
-#include "record/symbols.h"
+#include "record/stacks/symbols.h"
 
 START_TEST(intern_finds_what_it_added)
 {

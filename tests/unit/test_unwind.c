@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "record/maps.h"
-#include "record/symbols.h"
-#include "record/unwind.h"
+#include "record/procs/maps.h"
+#include "record/stacks/symbols.h"
+#include "record/stacks/unwind.h"
 #include "tests/unit/stack_capture.h"
 
 static volatile int sink;

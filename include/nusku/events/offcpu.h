@@ -14,7 +14,7 @@
  * thread's user stack from user_regs[1] (sp) upwards, copied when its user
  * stack was walked: the frame-pointer walk loses the caller of every libc
  * function (Debian's libc has no frame pointers), so user space unwinds
- * this copy with DWARF CFI (record/unwind.h) and splices the frame-pointer
+ * this copy with DWARF CFI (record/stacks/unwind.h) and splices the frame-pointer
  * walk above it.  Then waker_ustack_len bytes of the waker's user stack
  * from waker_regs[1], copied in sched_waking for the same reason.  The
  * record is cut after the last copy (size in the header).

@@ -1,4 +1,4 @@
-/* Process life, from bpf/proc.bpf.c to record/proc.c.
+/* Process life, from bpf/proc.bpf.c to record/procs/proc.c.
  *
  * One record type for fork, exec, exit and rename (the tag in the header
  * says which), so the user half keeps one switch.  A fork of a new process

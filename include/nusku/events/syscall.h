@@ -25,7 +25,7 @@
  * recorder puts them back between the leaf and the rest of the walk.
  * Unless --call-graph fp, a path seen for the first time in a process also
  * goes through the ring buffer, once, as struct nsk_ev_syscall_path with a
- * copy of the user stack, for DWARF unwinding (record/ustack.c).
+ * copy of the user stack, for DWARF unwinding (record/stacks/ustack.c).
  *
  * Slow calls, one by one: calls of --slow-syscall or more go through a
  * ring buffer as struct nsk_ev_syscall_slow, with their arguments and

@@ -1,7 +1,7 @@
 /* A copy of the top of a user stack, for DWARF unwinding in user space
- * (record/unwind.h).  A signal that records user stacks appends one to its
+ * (record/stacks/unwind.h).  A signal that records user stacks appends one to its
  * event when --call-graph asks for it: this header, then len bytes copied
- * from sp upwards.  Shared by bpf/ustack.bpf.h and record/ustack.c.
+ * from sp upwards.  Shared by bpf/ustack.bpf.h and record/stacks/ustack.c.
  */
 #ifndef NUSKU_EVENTS_USTACK_H
 #define NUSKU_EVENTS_USTACK_H
@@ -15,7 +15,7 @@
 /* Room an event leaves after the copy's start: a page more than the copy,
  * which the BPF verifier needs to see every page-sized read fit. */
 #define NSK_USTACK_ROOM (NSK_USTACK_MAX + 4096)
-/* A learned copy size (record/ustack.c) keeps this much beyond the last
+/* A learned copy size (record/stacks/ustack.c) keeps this much beyond the last
  * byte the unwind read, for a sibling path through slightly larger frames. */
 #define NSK_USTACK_SLACK 512
 /* "Nothing learned" from a stack about the copy it needs. */

@@ -5,7 +5,7 @@
  * virtual addresses and serves every process that maps the file, wherever
  * it was loaded.  Separate debug info is found the standard way (build-id
  * and .gnu_debuglink under /usr/lib/debug).  Each address is resolved once:
- * the caller (record/stacks.c) caches the frames it made of the result.
+ * the caller (record/stacks/stacks.c) caches the frames it made of the result.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,8 +18,8 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
-#include "record/intern.h"
-#include "record/symbols.h"
+#include "record/stacks/intern.h"
+#include "record/stacks/symbols.h"
 
 /* From libstdc++ (the C++ ABI); declared here so this file stays C. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,

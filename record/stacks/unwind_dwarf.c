@@ -5,7 +5,7 @@
  * stack bytes.  A read outside the copy ends the walk; that is the only way
  * a walk is cut short by us, and it is reported as truncation.
  *
- * The modules come from the address space the recorder keeps (record/maps.h)
+ * The modules come from the address space the recorder keeps (record/procs/maps.h)
  * rather than /proc/PID/maps, which is gone once the process exits and wrong
  * once it execs; each module's file is the one the symbolizer holds open. */
 #include <errno.h>
@@ -15,10 +15,10 @@
 
 #include <elfutils/libdwfl.h>
 
-#include "record/maps.h"
-#include "record/symbols.h"
-#include "record/unwind.h"
-#include "record/unwind_rules.h"
+#include "record/procs/maps.h"
+#include "record/stacks/symbols.h"
+#include "record/stacks/unwind.h"
+#include "record/stacks/unwind_rules.h"
 
 /* x86-64 DWARF register numbers (System V psABI, figure 3.36). */
 enum { DW_X86_64_RBP = 6 };

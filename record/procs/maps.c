@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "record/maps.h"
-#include "record/symbols.h"
+#include "record/procs/maps.h"
+#include "record/stacks/symbols.h"
 
 static int add_map(struct nsk_aspace *as, size_t *cap, const struct nsk_map *m)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/kallsyms.h"
+#include "record/stacks/kallsyms.h"
 
 struct ksym {
 	uint64_t addr;

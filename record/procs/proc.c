@@ -18,9 +18,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "record/intern.h"
-#include "record/maps.h"
-#include "record/proc_watch.h"
+#include "record/stacks/intern.h"
+#include "record/procs/maps.h"
+#include "record/procs/proc_watch.h"
 #include "record/session_int.h"
 #include <nusku/events/proc.h>
 #include "proc.skel.h"

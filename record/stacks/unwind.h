@@ -7,7 +7,7 @@
  * as perf does for --call-graph dwarf, but at record time so the file keeps
  * only the resulting addresses.
  *
- * One Dwfl per address space (record/maps.h), built from the modules the
+ * One Dwfl per address space (record/procs/maps.h), built from the modules the
  * recorder already opened (so a stack drained after its process exited or
  * exec'd still unwinds against the program that ran), kept for the most
  * recently used address spaces.
@@ -43,7 +43,7 @@ int nsk_unwinder__new(struct nsk_unwinder **out);
  * ended, or no CFI for a frame: the stack is truncated, not invented), 2
  * when it stopped because the copy ended in the frame whose frame record
  * rbp pointed at (a frame-pointer walk from regs continues the stack from
- * its second entry, see record/unwind_rules.h), or a negative errno when
+ * its second entry, see record/stacks/unwind_rules.h), or a negative errno when
  * nothing could be unwound (*n is then 0). */
 int nsk_unwinder__unwind(struct nsk_unwinder *u, struct nsk_aspace *as,
 			 const struct nsk_user_regs *regs, const void *stack,
@@ -51,7 +51,7 @@ int nsk_unwinder__unwind(struct nsk_unwinder *u, struct nsk_aspace *as,
 			 uint32_t max, uint32_t *n);
 
 /* Stacks unwound (fast: of those, without libdw, from cached CFI rules;
- * record/unwind_rules.h), frames produced, and walks that stopped early. */
+ * record/stacks/unwind_rules.h), frames produced, and walks that stopped early. */
 struct nsk_unwind_stats {
 	uint64_t stacks;
 	uint64_t fast;

@@ -15,13 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/intern.h"
-#include "record/kallsyms.h"
-#include "record/maps.h"
+#include "record/stacks/intern.h"
+#include "record/stacks/kallsyms.h"
+#include "record/procs/maps.h"
 #include "record/own.h"
 #include "nusku/events/sampler.h"
 #include "record/session_int.h"
-#include "record/symbols.h"
+#include "record/stacks/symbols.h"
 #include <nusku/events/common.h>
 
 /* Frame keys: which kind of address, then what identifies it. */

@@ -10,7 +10,7 @@
  * shape (a signal frame, a DWARF expression, no CFI) makes the walk fall
  * back to libdw, which knows them all.
  *
- * One table per address space's Dwfl (record/unwind_dwarf.c).
+ * One table per address space's Dwfl (record/stacks/unwind_dwarf.c).
  */
 #ifndef NUSKU_RECORD_UNWIND_RULES_H
 #define NUSKU_RECORD_UNWIND_RULES_H

@@ -6,7 +6,7 @@
  * past the leaf, and each frame it walked through (all but the outermost)
  * was compiled with frame pointers (its unit's DW_AT_producer).
  * Otherwise, and always under dwarf, the copy is unwound with DWARF CFI
- * (record/unwind.h); when that fails the frame-pointer walk is kept and the
+ * (record/stacks/unwind.h); when that fails the frame-pointer walk is kept and the
  * failure counted.  A DWARF walk that ran out of copy is continued by the
  * frame-pointer walk where that can be trusted (splice), else marked
  * truncated.  A signal that copies the same stacks again (alloc) also
@@ -14,11 +14,11 @@
  */
 #include <errno.h>
 
-#include "record/intern.h"
-#include "record/maps.h"
+#include "record/stacks/intern.h"
+#include "record/procs/maps.h"
 #include "record/session_int.h"
-#include "record/symbols.h"
-#include "record/unwind.h"
+#include "record/stacks/symbols.h"
+#include "record/stacks/unwind.h"
 #include <nusku/events/ustack.h>
 
 uint32_t nsk_session__ustack_bytes(const struct nsk_session *s)

@@ -1,5 +1,5 @@
 /* Address spaces: the executable mappings of a process, from
- * /proc/PID/maps, each tied to its module (record/symbols.h).
+ * /proc/PID/maps, each tied to its module (record/stacks/symbols.h).
  *
  * A process has one address space per program it ran: exec starts a new
  * one, valid from the exec's time, so a sample taken before the exec but

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/intern.h"
+#include "record/stacks/intern.h"
 
 struct entry {
 	uint64_t hash;

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/unwind.h"
-#include "record/unwind_rules.h"
+#include "record/stacks/unwind.h"
+#include "record/stacks/unwind_rules.h"
 
 /* x86-64 DWARF register numbers (System V psABI, figure 3.36). */
 enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };

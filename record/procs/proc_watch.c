@@ -13,8 +13,8 @@
 
 #include <bpf/libbpf.h>
 
-#include "record/maps.h"
-#include "record/proc_watch.h"
+#include "record/procs/maps.h"
+#include "record/procs/proc_watch.h"
 #include "record/session.h"
 
 #define MAX_DUE 64
