@@ -40,23 +40,10 @@
 #include "target.bpf.h"
 #include "ustack.bpf.h"
 #include "nusku/events/alloc.h"
+#include "nusku/names.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* enum nsk_alloc_fn of nusku/format.h, which BPF code does not include. */
-#define FN_MALLOC 1
-#define FN_CALLOC 2
-#define FN_REALLOC 3
-#define FN_REALLOCARRAY 4
-#define FN_ALIGNED_ALLOC 5
-#define FN_POSIX_MEMALIGN 6
-#define FN_MEMALIGN 7
-#define FN_VALLOC 8
-#define FN_PVALLOC 9
-#define FN_MMAP 10
-#define FN_BRK 11
-#define FN_FREE 12
-#define FN_MUNMAP 13
 
 #if defined(__TARGET_ARCH_x86)
 #define NR_MMAP 9
@@ -245,28 +232,28 @@ int BPF_KPROBE(alloc_enter, __u64 a0, __u64 a1, __u64 a2)
 		return 0;
 	st->arg = 0;
 	switch (fn) {
-	case FN_CALLOC:
+	case NSK_ALLOC_CALLOC:
 		st->size = mul_sat(a0, a1);
 		break;
-	case FN_REALLOC:
+	case NSK_ALLOC_REALLOC:
 		st->arg = a0;
 		st->size = a1;
 		break;
-	case FN_REALLOCARRAY:
+	case NSK_ALLOC_REALLOCARRAY:
 		st->arg = a0;
 		st->size = mul_sat(a1, a2);
 		break;
-	case FN_ALIGNED_ALLOC:
-	case FN_MEMALIGN:
+	case NSK_ALLOC_ALIGNED_ALLOC:
+	case NSK_ALLOC_MEMALIGN:
 		st->size = a1;
 		break;
-	case FN_POSIX_MEMALIGN:
+	case NSK_ALLOC_POSIX_MEMALIGN:
 		st->arg = a0;
 		st->size = a2;
 		break;
 	case NSK_ALLOC_COOKIE_NEW:
 	case NSK_ALLOC_COOKIE_NEW_ALIGNED:
-		fn = FN_MALLOC;
+		fn = NSK_ALLOC_MALLOC;
 		st->size = a0;
 		break;
 	default: /* malloc, valloc, pvalloc */
@@ -437,23 +424,23 @@ int BPF_KRETPROBE(alloc_exit, __u64 rc)
 		return 0;
 	fn = st->fn;
 	size = st->size;
-	if (fn == FN_POSIX_MEMALIGN) {
+	if (fn == NSK_ALLOC_POSIX_MEMALIGN) {
 		addr = 0;
 		if ((int)rc == 0 && st->arg)
 			bpf_probe_read_user(&addr, sizeof(addr), (void *)st->arg);
-	} else if (fn == FN_REALLOC || fn == FN_REALLOCARRAY) {
+	} else if (fn == NSK_ALLOC_REALLOC || fn == NSK_ALLOC_REALLOCARRAY) {
 		/* The old block is gone if a new one came back, or if
 		 * realloc(p, 0) freed it; a failed realloc leaves it. */
 		if (st->arg && (addr || size == 0)) {
 			if (sample_bytes) {
-				release(tgid, st->arg, FN_REALLOC);
+				release(tgid, st->arg, NSK_ALLOC_REALLOC);
 			} else {
 				old = st->arg;
 			}
 		}
 		if (!addr && size == 0) {
 			if (old)
-				emit_free(tgid, old, 0, FN_REALLOC);
+				emit_free(tgid, old, 0, NSK_ALLOC_REALLOC);
 			return 0; /* realloc(p, 0): a free, not an allocation */
 		}
 	}
@@ -481,7 +468,7 @@ int BPF_KPROBE(free_enter, __u64 ptr)
 	st = tstate_get(0);
 	if (st && st->depth > 0)
 		return 0;
-	return release(tgid, ptr, FN_FREE);
+	return release(tgid, ptr, NSK_ALLOC_FREE);
 }
 
 /* ---- the preloaded sampler's probe points (nusku/events/sampler.h) ------- */
@@ -572,13 +559,13 @@ int BPF_PROG(alloc_sys_exit, struct pt_regs *regs, long ret)
 		/* Always reported, so user space follows the break; weight 0
 		 * marks a move made by the allocator itself. */
 		return emit_alloc(ctx, tgid, ret, arg0, caller,
-				  st->depth > 0 ? 0 : 1, FN_BRK, 0);
+				  st->depth > 0 ? 0 : 1, NSK_ALLOC_BRK, 0);
 	}
 	if (st->depth > 0)
 		return 0; /* the allocator's own mapping */
 	if (nr == NR_MUNMAP) {
 		if (ret == 0)
-			emit_free(tgid, arg0, arg1, FN_MUNMAP);
+			emit_free(tgid, arg0, arg1, NSK_ALLOC_MUNMAP);
 		return 0;
 	}
 	if (ret < 0 && ret > -4096)
@@ -589,8 +576,8 @@ int BPF_PROG(alloc_sys_exit, struct pt_regs *regs, long ret)
 		if (!weight)
 			return 0;
 		return emit_alloc(ctx, tgid, ret, arg1, caller, weight,
-				  FN_MMAP, 0);
+				  NSK_ALLOC_MMAP, 0);
 	}
 	return emit_alloc(ctx, tgid, ret, arg1, caller, arg1,
-			  FN_MMAP, 0);
+			  NSK_ALLOC_MMAP, 0);
 }

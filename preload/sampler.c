@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "nusku/events/sampler.h"
-#include "nusku/format.h"
+#include "nusku/names.h"
 #include "preload/sampled_set.h"
 
 #define EXPORT __attribute__((visibility("default")))

@@ -12,11 +12,6 @@
 
 #include <nusku/format.h>
 
-/* "lock", "disk", ... ; "other" for unknown values. */
-const char *nsk_offcpu_reason__name(uint32_t reason);
-/* The reason with that name, or -EINVAL. */
-int nsk_offcpu_reason__parse(const char *name);
-
 struct nsk_offcpu_facts {
 	const char *const *kfuncs; /* kernel function names, leaf first; an
 				    * entry may be NULL (unresolved) */

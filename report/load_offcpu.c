@@ -3,7 +3,6 @@
  * and --sql users never need the file's ids. */
 #include <errno.h>
 
-#include "record/offcpu_reason.h"
 #include "report/load.h"
 
 int nsk_load_offcpu__interval(struct nsk_load *ld, const struct nsk_record *rec)

@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <nusku/names.h>
+
 #define NSK_FORMAT_MAJOR 1
 #define NSK_FORMAT_MINOR 1
 
@@ -162,21 +164,6 @@ struct nsk_rec_sample {
 	uint64_t weight; /* nanoseconds of CPU this sample stands for */
 };
 
-enum nsk_alloc_fn {
-	NSK_ALLOC_MALLOC = 1,
-	NSK_ALLOC_CALLOC,
-	NSK_ALLOC_REALLOC,
-	NSK_ALLOC_REALLOCARRAY,
-	NSK_ALLOC_ALIGNED_ALLOC,
-	NSK_ALLOC_POSIX_MEMALIGN,
-	NSK_ALLOC_MEMALIGN,
-	NSK_ALLOC_VALLOC,
-	NSK_ALLOC_PVALLOC,
-	NSK_ALLOC_MMAP,
-	NSK_ALLOC_BRK,
-	NSK_ALLOC_FREE,
-	NSK_ALLOC_MUNMAP,
-};
 
 struct nsk_rec_alloc {
 	uint64_t time;
@@ -199,18 +186,6 @@ struct nsk_rec_free {
 	uint64_t size; /* for munmap; 0 otherwise */
 };
 
-enum nsk_offcpu_reason {
-	NSK_OFFCPU_OTHER = 0,
-	NSK_OFFCPU_LOCK,
-	NSK_OFFCPU_DISK,
-	NSK_OFFCPU_PROCESS,
-	NSK_OFFCPU_NETWORK,
-	NSK_OFFCPU_SLEEP,
-	NSK_OFFCPU_POLL,
-	NSK_OFFCPU_RUNQUEUE,
-	NSK_OFFCPU_PAGE_FAULT,
-	NSK_OFFCPU_REASON_MAX
-};
 
 struct nsk_rec_offcpu {
 	uint64_t time;	   /* when it went off CPU */
@@ -458,5 +433,10 @@ const struct nsk_reader_stats *nsk_reader__stats(const struct nsk_reader *r);
 /* The last error as a one-line message ("" if none). */
 const char *nsk_reader__error(const struct nsk_reader *r);
 void nsk_reader__free(struct nsk_reader *r); /* also frees the io */
+
+/* An off-CPU reason's name ("lock", "disk", ...; "other" for an unknown
+ * value) and back (-EINVAL for an unknown name).  format/names.c. */
+const char *nsk_offcpu_reason__name(uint32_t reason);
+int nsk_offcpu_reason__parse(const char *name);
 
 #endif

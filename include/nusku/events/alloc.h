@@ -38,7 +38,7 @@
 #define NSK_ALLOC_COPY_NEEDS 65536
 
 /* Probe cookies: which function a uprobe sits on.  The first values are
- * enum nsk_alloc_fn of nusku/format.h; C++ operators map onto them. */
+ * enum nsk_alloc_fn of nusku/names.h; C++ operators map onto them. */
 #define NSK_ALLOC_COOKIE_NEW 100	 /* operator new/new[] (size first) */
 #define NSK_ALLOC_COOKIE_NEW_ALIGNED 101 /* operator new(size, align_val_t) */
 

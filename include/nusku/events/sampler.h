@@ -13,7 +13,7 @@
  *     size    bytes requested
  *     weight  bytes this sample stands for (size / P(sampled)); size in
  *             exact mode
- *     fn      enum nsk_alloc_fn of nusku/format.h
+ *     fn      enum nsk_alloc_fn of nusku/names.h
  *     frame   the frame address of the interposed function: the call
  *             site's return address is at frame + 8, the caller's frame
  *             pointer at frame, its stack pointer is frame + 16
