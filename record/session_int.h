@@ -47,6 +47,9 @@ struct nsk_session {
 	struct nsk_spill *spill;     /* the signals' ring buffers (spill.h) */
 	int nrings;
 	struct nsk_proc_watch *proc_watch; /* process events, handled first */
+	int kernel_maps;	/* mappings come from the kernel (mmap_events.h) */
+	uint64_t kernel_maps_lost; /* ... and some of its records were lost */
+	int kernel_maps_all;	/* ... of every process, not only the target */
 	int in_proc_sync;
 
 	/* interning: key bytes -> id; ids count from 1 */

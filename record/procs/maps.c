@@ -74,11 +74,54 @@ char *nsk_maps__snapshot(uint32_t pid, size_t *len)
 	return buf;
 }
 
+/* Where the file a process maps at path can be read: a descriptor held
+ * since it was mapped, the path in the process's own root (another mount
+ * namespace: a container), the path here, or the mapping itself through
+ * /proc/PID/map_files (a file deleted or replaced since); the inode tells
+ * whether a path still names the mapped file. */
+static void open_path(char *out, size_t size, uint32_t pid, const char *path,
+		      uint64_t ino, uint64_t start, uint64_t end, int held_fd)
+{
+	struct stat st;
+
+	if (held_fd >= 0) {
+		snprintf(out, size, "/proc/self/fd/%d", held_fd);
+		return;
+	}
+	snprintf(out, size, "/proc/%u/root%s", pid, path);
+	if (!stat(out, &st) && st.st_ino == ino && S_ISREG(st.st_mode))
+		return;
+	if (!stat(path, &st) && st.st_ino == ino && S_ISREG(st.st_mode)) {
+		snprintf(out, size, "%s", path);
+		return;
+	}
+	snprintf(out, size, "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)start, (unsigned long long)end);
+}
+
+struct nsk_module *nsk_maps__module(struct nsk_symbols *syms, uint32_t pid,
+				    const char *path, uint64_t ino,
+				    uint64_t start, uint64_t end, int held_fd)
+{
+	static const char del[] = " (deleted)";
+	char name[4200], openp[4200];
+	size_t len;
+
+	if (path[0] != '/')
+		return nsk_symbols__module(syms, path[0] ? path : "[anon]", NULL, 0);
+	snprintf(name, sizeof(name), "%s", path);
+	len = strlen(name);
+	if (len > sizeof(del) - 1 && !strcmp(name + len - (sizeof(del) - 1), del))
+		name[len - (sizeof(del) - 1)] = 0;
+	open_path(openp, sizeof(openp), pid, name, ino, start, end, held_fd);
+	return nsk_symbols__module(syms, name, openp, ino);
+}
+
 int nsk_aspace__parse(uint32_t pid, uint64_t since, const char *text,
 		      struct nsk_symbols *syms, struct nsk_aspace **out)
 {
 	struct nsk_aspace *as = calloc(1, sizeof(*as));
-	char line[4608], openp[4200];
+	char line[4608];
 	size_t cap = 0;
 	int err = 0;
 
@@ -93,7 +136,6 @@ int nsk_aspace__parse(uint32_t pid, uint64_t since, const char *text,
 		char perms[8], *path;
 		struct nsk_map m = { 0 };
 		int pos = 0;
-		struct stat st;
 
 		snprintf(line, sizeof(line), "%.*s", (int)ll, text);
 		text += ll + (text[ll] == '\n');
@@ -106,24 +148,7 @@ int nsk_aspace__parse(uint32_t pid, uint64_t since, const char *text,
 		m.pgoff = off;
 		m.ino = ino;
 		m.file = path[0] == '/';
-		if (!path[0])
-			path = "[anon]";
-		snprintf(openp, sizeof(openp), "%s", path);
-		if (m.file) {
-			size_t len = strlen(path);
-			const char *del = " (deleted)";
-
-			if (len > strlen(del) && !strcmp(path + len - strlen(del), del))
-				path[len - strlen(del)] = 0;
-			if (stat(path, &st) || st.st_ino != ino)
-				snprintf(openp, sizeof(openp),
-					 "/proc/%u/map_files/%llx-%llx", pid,
-					 start, end);
-			else
-				snprintf(openp, sizeof(openp), "%s", path);
-		}
-		m.mod = nsk_symbols__module(syms, path, m.file ? openp : NULL,
-					    m.file ? ino : 0);
+		m.mod = nsk_maps__module(syms, pid, path, ino, start, end, -1);
 		if (!m.mod || add_map(as, &cap, &m)) {
 			err = -ENOMEM;
 			break;
@@ -201,4 +226,80 @@ void nsk_aspace__put(struct nsk_aspace *as)
 		free(as);
 		as = older;
 	}
+}
+
+struct nsk_aspace *nsk_aspace__clone(const struct nsk_aspace *as, uint32_t pid)
+{
+	struct nsk_aspace *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	*c = *as;
+	c->pid = pid;
+	c->refs = 1;
+	c->maps = NULL;
+	if (as->n && !(c->maps = malloc(as->n * sizeof(*c->maps)))) {
+		free(c);
+		return NULL;
+	}
+	if (as->n)
+		memcpy(c->maps, as->maps, as->n * sizeof(*c->maps));
+	if (pid != as->pid)
+		for (size_t i = 0; i < c->n; i++)
+			c->maps[i].mapping_id = 0; /* MAPPING records name a pid */
+	c->older = nsk_aspace__get(as->older);
+	return c;
+}
+
+int nsk_aspace__map(struct nsk_aspace *as, const struct nsk_map *m)
+{
+	struct nsk_map *v = malloc((as->n + 2) * sizeof(*v));
+	size_t k = 0, i = 0;
+
+	if (!v)
+		return -ENOMEM;
+	/* what m covers is m's now: drop, trim or split what was there */
+	for (; i < as->n && as->maps[i].start < m->start; i++) {
+		struct nsk_map o = as->maps[i];
+
+		if (o.end > m->start) {
+			if (o.end > m->end) {
+				struct nsk_map tail = o;
+
+				tail.pgoff += m->end - o.start;
+				tail.start = m->end;
+				tail.mapping_id = 0;
+				o.end = m->start;
+				o.mapping_id = 0;
+				v[k++] = o;
+				v[k++] = *m;
+				v[k++] = tail;
+				/* the rest starts after o: untouched */
+				for (i++; i < as->n; i++)
+					v[k++] = as->maps[i];
+				goto done;
+			}
+			o.end = m->start;
+			o.mapping_id = 0;
+		}
+		v[k++] = o;
+	}
+	v[k++] = *m;
+	for (; i < as->n; i++) {
+		struct nsk_map o = as->maps[i];
+
+		if (o.end <= m->end)
+			continue; /* covered */
+		if (o.start < m->end) {
+			o.pgoff += m->end - o.start;
+			o.start = m->end;
+			o.mapping_id = 0;
+		}
+		v[k++] = o;
+	}
+done:
+	free(as->maps);
+	as->maps = v;
+	as->n = k;
+	return 0;
 }

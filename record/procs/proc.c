@@ -2,11 +2,16 @@
  * of bpf/proc.bpf.c (fork, exec, exit, rename) turned into PROCESS, THREAD
  * and EXIT records.
  *
- * Maps are read as early as the recorder can: at launch and attach, and on
- * each exec event (which wakes the loop), so a short-lived child's samples
- * still resolve after it is gone.  A forked child shares its parent's
- * address space: at fork they are the same, and the child re-reads its own
- * on the first address it cannot find.
+ * Address spaces come from the kernel's mapping records (mmap_events.h):
+ * an exec record starts a new, empty one, and each executable mapping is
+ * added as it is made.  /proc/PID/maps is read only for what was there
+ * before: the attached process, and the launched child before its exec.
+ * A forked child shares its parent's address space until one of them maps
+ * something (then it gets its own copy).
+ *
+ * A kernel that refuses the mapping records gets the older way: maps read
+ * at launch, attach and each exec (the watcher snapshots them), and again
+ * on the first address that cannot be found.
  */
 #include <errno.h>
 #include <dirent.h>
@@ -125,6 +130,9 @@ struct nsk_aspace *nsk_proc__reread(struct nsk_session *s, uint32_t pid,
 
 	if (!p || !p->as || p->exited)
 		return NULL;
+	/* The kernel tells of every mapping: /proc would know no more. */
+	if (s->kernel_maps && !s->kernel_maps_lost)
+		return NULL;
 	/* Maps read after the stack was taken held everything it could
 	 * point to: reading them again would not help. */
 	if (time != UINT64_MAX && p->as->read_at >= time)
@@ -175,6 +183,70 @@ static struct nsk_aspace *replace_program(struct nsk_proc *p, struct nsk_aspace 
 	p->as = as;
 	nsk_aspace__put(old);
 	return as;
+}
+
+/* The kernel's exec record: pid runs a new program from it->map.time on,
+ * with none of the old mappings. */
+static void kernel_exec(struct nsk_session *s, const struct nsk_proc_item *it)
+{
+	struct nsk_proc *p = nsk_proc__get(s, it->map.pid, !s->kernel_maps_all);
+	struct nsk_aspace *as;
+
+	/* Not a process we follow (the records cover only what we follow,
+	 * unless they are the whole machine's: then a process we have not
+	 * heard of is not ours); or its exec was already handled the older
+	 * way (from /proc, after a lost record) */
+	if (!p || (p->as && p->as->since >= it->map.time))
+		return;
+	as = calloc(1, sizeof(*as));
+	if (!as) {
+		nsk_session__lost(s, "proc.maps", 1);
+		return;
+	}
+	as->pid = p->pid;
+	as->since = it->map.time;
+	as->read_at = it->map.time;
+	as->refs = 1;
+	as->exec_unclaimed = 1;
+	as->older = p->as; /* the reference moves */
+	p->as = as;
+}
+
+/* The kernel's record of an executable mapping. */
+static void kernel_map(struct nsk_session *s, const struct nsk_proc_item *it)
+{
+	const struct nsk_mmap_ev *ev = &it->map;
+	struct nsk_proc *p = nsk_proc__get(s, ev->pid, 0);
+	struct nsk_map m = { 0 };
+
+	if (!p || !p->as || p->as->since > ev->time)
+		return; /* not followed; or made by a program since replaced
+			 * (or before the exec record of a process we heard of
+			 * first from it: the old program's) */
+	if (p->as->refs > 1 || p->as->pid != p->pid) {
+		/* shared since a fork: the change is this process's alone */
+		struct nsk_aspace *own = nsk_aspace__clone(p->as, p->pid);
+
+		if (!own) {
+			nsk_session__lost(s, "proc.maps", 1);
+			return;
+		}
+		nsk_aspace__inherit_ids(own, p->as);
+		nsk_aspace__put(p->as);
+		p->as = own;
+	}
+	m.start = ev->start;
+	m.end = ev->start + ev->len;
+	m.pgoff = ev->pgoff;
+	m.ino = ev->ino;
+	m.file = ev->path[0] == '/';
+	m.mod = nsk_maps__module(s->syms, p->pid,
+				 !strcmp(ev->path, "//anon") ? "" : ev->path,
+				 ev->ino, m.start, m.end, it->map_fd);
+	if (!m.mod || nsk_aspace__map(p->as, &m))
+		nsk_session__lost(s, "proc.maps", 1);
+	if (p->as->read_at < ev->time)
+		p->as->read_at = ev->time;
 }
 
 static void comm_of(uint32_t pid, uint32_t tid, char *buf, size_t size)
@@ -230,7 +302,7 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 	p = nsk_proc__get(s, pid, 1);
 	if (!p)
 		return -ENOMEM;
-	if (how == NSK_PROC_FORKED && p->as) {
+	if (how == NSK_PROC_FORKED && p->as && p->as->since < time) {
 		/* a reused pid: forget the old process */
 		nsk_aspace__put(p->as);
 		p->as = NULL;
@@ -281,7 +353,20 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 	/* Address space: a fork starts with its parent's; better, with its
 	 * own maps snapshotted at the fork, which are newer than ours. */
 	parent = how == NSK_PROC_FORKED ? nsk_proc__get(s, ppid, 0) : NULL;
-	if (how == NSK_PROC_FORKED && it && it->maps)
+	if (how == NSK_PROC_EXECED && p->as && p->as->exec_unclaimed &&
+	    p->as->since <= time) {
+		p->as->exec_unclaimed = 0; /* the kernel's records made it */
+		p->as->exec_done = time;
+	} else if (how == NSK_PROC_FORKED && p->as) {
+		/* the child exec'd before we heard of its fork (its records
+		 * came first): before the exec it ran its parent's program */
+		struct nsk_aspace *first = p->as;
+
+		while (first->older)
+			first = first->older;
+		if (parent && parent->as)
+			first->older = nsk_aspace__get(parent->as);
+	} else if (how == NSK_PROC_FORKED && it && it->maps)
 		err = new_program(s, p, 0, it->maps, it->maps_at);
 	else if (parent && parent->as && !parent->exited)
 		p->as = nsk_aspace__get(parent->as);
@@ -338,6 +423,18 @@ static void handle(struct nsk_session *s, const struct nsk_proc_item *it)
 	char comm[NSK_COMM_LEN + 1];
 	struct nsk_proc *p;
 
+	switch (it->kind) {
+	case NSK_PROC_ITEM_EXEC:
+		kernel_exec(s, it);
+		return;
+	case NSK_PROC_ITEM_MAP:
+		kernel_map(s, it);
+		return;
+	case NSK_PROC_ITEM_MAP_LOST:
+		s->kernel_maps_lost += it->map.lost;
+		nsk_session__lost(s, "proc.maps", it->map.lost);
+		return;
+	}
 	memcpy(comm, e->comm, NSK_COMM_LEN);
 	comm[NSK_COMM_LEN] = 0;
 	switch (e->hdr.type) {
@@ -380,8 +477,52 @@ static void handle(struct nsk_session *s, const struct nsk_proc_item *it)
 	}
 }
 
+/* The kernel's mapping records for the target: the launched child (which
+ * has not exec'd yet) or every thread of the attached process, and what
+ * they start.  NULL when the kernel refuses (then /proc is read instead). */
+static struct nsk_mmap_events *open_kernel_maps(struct nsk_session *s)
+{
+	struct nsk_mmap_events *mev = NULL;
+	pid_t *tids = NULL;
+	size_t n = 0, cap = 0;
+	char path[64];
+	DIR *d = NULL;
+	struct dirent *de;
+
+	if (getenv("NUSKU_NO_KERNEL_MAPS")) /* tests of the older way */
+		return NULL;
+	if (s->launched) {
+		nsk_mmap_events__open(&s->root, 1, s->opts.inherit, &mev);
+		return mev;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)s->root);
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		if (n == cap) {
+			pid_t *v = realloc(tids, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+
+			if (!v)
+				goto out;
+			tids = v;
+		}
+		tids[n++] = tid;
+	}
+	if (n)
+		nsk_mmap_events__open(tids, n, s->opts.inherit, &mev);
+out:
+	if (d)
+		closedir(d);
+	free(tids);
+	return mev;
+}
+
 int nsk_proc__start(struct nsk_session *s)
 {
+	struct nsk_mmap_events *mev;
 	struct proc_bpf *skel;
 	int err;
 
@@ -404,7 +545,10 @@ int nsk_proc__start(struct nsk_session *s)
 		return nsk_session__fail(s, err, "cannot start process tracking: %s", why);
 	}
 	s->proc_lost_fd = bpf_map__fd(skel->maps.proc_lost);
-	err = nsk_proc_watch__start(bpf_map__fd(skel->maps.proc_events),
+	mev = open_kernel_maps(s);
+	s->kernel_maps = mev != NULL;
+	s->kernel_maps_all = mev && nsk_mmap_events__everyone(mev);
+	err = nsk_proc_watch__start(bpf_map__fd(skel->maps.proc_events), mev,
 				    &s->proc_watch);
 	if (err)
 		return nsk_session__fail(s, err, "cannot watch processes: %s",

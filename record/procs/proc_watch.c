@@ -1,15 +1,23 @@
 /* The process-event watcher (see proc_watch.h).
  *
- * One lock guards the ring buffer and the queue, so the thread and the main
- * thread may both drain the ring buffer (the main thread does before it
- * resolves a stack) and events stay in order.  Re-snapshots are due 5 and
- * 50 ms after an exec; a snapshot of a process that is gone is dropped.
+ * One lock guards the ring buffer, the mmap stream and the queue, so the
+ * thread and the main thread may both drain them (the main thread does
+ * before it resolves a stack).  The BPF ring buffer is drained before the
+ * mmap stream: the kernel writes a program's exec and mapping records
+ * before the exec event BPF sees, so whatever exec the first shows, the
+ * second has its mappings.  What one drain took is sorted by time.
+ * Without the stream, re-snapshots are due 5 and 50 ms after an exec; a
+ * snapshot of a process that is gone is dropped.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -32,6 +40,8 @@ struct nsk_proc_watch {
 	int running;
 	int stop; /* atomic */
 	struct ring_buffer *rb;
+	struct nsk_mmap_events *mev; /* NULL: snapshots instead */
+	int ep;			     /* the ring buffer's and the stream's */
 	struct nsk_proc_item *head, *tail;
 	struct due due[MAX_DUE];
 	int ndue;
@@ -53,6 +63,7 @@ static struct nsk_proc_item *snapshot(uint32_t pid)
 
 	if (!it)
 		return NULL;
+	it->map_fd = -1;
 	it->maps_at = nsk_session__now();
 	it->maps = nsk_maps__snapshot(pid, &len);
 	it->ev.pid = pid;
@@ -68,17 +79,19 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
-	/* A new program, or a new process: its maps now, while it lives. */
-	if (e->hdr.type == NSK_EV_PROC_EXEC ||
-	    (e->hdr.type == NSK_EV_PROC_FORK && e->pid != e->ppid))
+	/* A new program, or a new process: its maps now, while it lives
+	 * (the mmap stream, when there is one, has told already). */
+	if (!w->mev && (e->hdr.type == NSK_EV_PROC_EXEC ||
+			(e->hdr.type == NSK_EV_PROC_FORK && e->pid != e->ppid)))
 		it = snapshot(e->pid);
 	else
 		it = calloc(1, sizeof(*it));
 	if (!it)
 		return 0; /* the event is lost; so would be the recording */
 	it->ev = *e;
+	it->map_fd = -1;
 	push(w, it);
-	if (e->hdr.type == NSK_EV_PROC_EXEC) {
+	if (e->hdr.type == NSK_EV_PROC_EXEC && !w->mev) {
 		for (size_t i = 0; i < sizeof(resnap_ns) / sizeof(resnap_ns[0]); i++) {
 			if (w->ndue == MAX_DUE)
 				break;
@@ -86,6 +99,99 @@ static int on_event(void *ctx, void *data, size_t size)
 		}
 	}
 	return 0;
+}
+
+/* The file of a mapping, opened through the mapping itself while the
+ * process lives: a regular file with the inode the kernel reported. */
+static int hold_file(const struct nsk_mmap_ev *ev)
+{
+	char path[96];
+	struct stat st;
+	int fd;
+
+	if (ev->path[0] != '/')
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", ev->pid,
+		 (unsigned long long)ev->start,
+		 (unsigned long long)(ev->start + ev->len));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != ev->ino) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Under the lock: one record of the mmap stream. */
+static void on_mapping(void *ctx, const struct nsk_mmap_ev *ev)
+{
+	static const uint32_t kind[] = {
+		[NSK_MMAP_EV_MAP] = NSK_PROC_ITEM_MAP,
+		[NSK_MMAP_EV_EXEC] = NSK_PROC_ITEM_EXEC,
+		[NSK_MMAP_EV_LOST] = NSK_PROC_ITEM_MAP_LOST,
+	};
+	struct nsk_proc_watch *w = ctx;
+	struct nsk_proc_item *it;
+
+	if (ev->kind >= sizeof(kind) / sizeof(kind[0]) || !kind[ev->kind])
+		return;
+	it = calloc(1, sizeof(*it));
+	if (!it)
+		return;
+	it->kind = kind[ev->kind];
+	it->map = *ev;
+	it->map.path = ev->path ? strdup(ev->path) : NULL;
+	it->map_fd = ev->kind == NSK_MMAP_EV_MAP && it->map.path ? hold_file(ev) : -1;
+	if (ev->kind == NSK_MMAP_EV_MAP && !it->map.path) {
+		free(it);
+		return;
+	}
+	push(w, it);
+}
+
+uint64_t nsk_proc_item__time(const struct nsk_proc_item *it)
+{
+	if (it->kind != NSK_PROC_ITEM_EVENT)
+		return it->map.time;
+	return it->ev.hdr.type ? it->ev.time : it->maps_at;
+}
+
+/* Stable merge sort of a list by time: the records of one drain come from
+ * several buffers (BPF's, one per CPU of the stream). */
+static struct nsk_proc_item *sort_by_time(struct nsk_proc_item *list, size_t n)
+{
+	struct nsk_proc_item *a, *b, **tail, *rest = list, *out;
+	size_t half = n / 2;
+
+	if (n < 2)
+		return list;
+	for (size_t i = 1; i < half; i++)
+		rest = rest->next;
+	b = rest->next;
+	rest->next = NULL;
+	a = sort_by_time(list, half);
+	b = sort_by_time(b, n - half);
+	tail = &out;
+	while (a && b) {
+		struct nsk_proc_item **pick =
+			nsk_proc_item__time(b) < nsk_proc_item__time(a) ? &b : &a;
+
+		*tail = *pick;
+		tail = &(*pick)->next;
+		*pick = (*pick)->next;
+	}
+	*tail = a ? a : b;
+	return out;
+}
+
+/* Under the lock: everything the kernel has written so far. */
+static void drain(struct nsk_proc_watch *w)
+{
+	ring_buffer__consume(w->rb);
+	if (w->mev)
+		nsk_mmap_events__read(w->mev, on_mapping, w);
 }
 
 /* Under the lock: the re-snapshots that are due. */
@@ -111,7 +217,7 @@ static void resnap(struct nsk_proc_watch *w, uint64_t now)
 static void *run(void *arg)
 {
 	struct nsk_proc_watch *w = arg;
-	int ep = ring_buffer__epoll_fd(w->rb);
+	int ep = w->ep;
 
 	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
 		struct epoll_event ev;
@@ -126,27 +232,39 @@ static void *run(void *arg)
 		timeout = next > now ? (int)((next - now) / 1000000) + 1 : 0;
 		epoll_wait(ep, &ev, 1, timeout);
 		pthread_mutex_lock(&w->lock);
-		ring_buffer__consume(w->rb);
+		drain(w);
 		resnap(w, nsk_session__now());
 		pthread_mutex_unlock(&w->lock);
 	}
 	return NULL;
 }
 
-int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_proc_watch **out)
+int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
+			  struct nsk_proc_watch **out)
 {
 	struct nsk_proc_watch *w = calloc(1, sizeof(*w));
+	struct epoll_event ev = { .events = EPOLLIN };
+	const int *fds;
+	size_t nfds;
 	int err;
 
-	if (!w)
+	if (!w) {
+		nsk_mmap_events__free(mev);
 		return -ENOMEM;
+	}
 	pthread_mutex_init(&w->lock, NULL);
+	w->mev = mev;
+	w->ep = epoll_create1(EPOLL_CLOEXEC);
 	w->rb = ring_buffer__new(ringbuf_map_fd, on_event, w, NULL);
-	if (!w->rb) {
+	if (!w->rb || w->ep < 0) {
 		err = -errno;
 		nsk_proc_watch__free(w);
 		return err;
 	}
+	epoll_ctl(w->ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(w->rb), &ev);
+	nfds = mev ? nsk_mmap_events__fds(mev, &fds) : 0;
+	for (size_t i = 0; i < nfds; i++)
+		epoll_ctl(w->ep, EPOLL_CTL_ADD, fds[i], &ev);
 	err = -pthread_create(&w->thread, NULL, run, w);
 	if (err) {
 		nsk_proc_watch__free(w);
@@ -159,19 +277,22 @@ int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_proc_watch **out)
 
 int nsk_proc_watch__epoll_fd(const struct nsk_proc_watch *w)
 {
-	return ring_buffer__epoll_fd(w->rb);
+	return w->ep;
 }
 
 struct nsk_proc_item *nsk_proc_watch__take(struct nsk_proc_watch *w)
 {
 	struct nsk_proc_item *list;
+	size_t n = 0;
 
 	pthread_mutex_lock(&w->lock);
-	ring_buffer__consume(w->rb);
+	drain(w);
 	list = w->head;
 	w->head = w->tail = NULL;
 	pthread_mutex_unlock(&w->lock);
-	return list;
+	for (struct nsk_proc_item *it = list; it; it = it->next)
+		n++;
+	return sort_by_time(list, n);
 }
 
 void nsk_proc_item__free(struct nsk_proc_item *it)
@@ -179,6 +300,9 @@ void nsk_proc_item__free(struct nsk_proc_item *it)
 	if (!it)
 		return;
 	free(it->maps);
+	free((char *)it->map.path);
+	if (it->map_fd >= 0)
+		close(it->map_fd);
 	free(it);
 }
 
@@ -197,6 +321,9 @@ void nsk_proc_watch__free(struct nsk_proc_watch *w)
 		w->head = next;
 	}
 	ring_buffer__free(w->rb);
+	nsk_mmap_events__free(w->mev);
+	if (w->ep >= 0)
+		close(w->ep);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
 }

@@ -1,9 +1,14 @@
 /* The process-event watcher: a thread that takes fork/exec/exit events off
- * the ring buffer of bpf/proc.bpf.c the moment they come, and snapshots the
- * maps of each new process and program right away and again shortly after (once the
- * dynamic loader has mapped the libraries).  The main thread may be busy
- * symbolizing for a while; a process that lives 10 ms still gets its maps
- * read.  The main thread handles the events in order (nsk_proc_watch__take).
+ * the ring buffer of bpf/proc.bpf.c, and mapping and exec records off the
+ * kernel's mmap stream (mmap_events.h), the moment they come.  For each
+ * file mapped it opens the file through /proc/PID/map_files while the
+ * process lives, so a program that exits a millisecond later, or whose
+ * file is deleted, is still read.  The main thread may be busy symbolizing
+ * for a while; it handles everything in time order (nsk_proc_watch__take).
+ *
+ * Without the mmap stream (a kernel that refuses it) the watcher instead
+ * snapshots /proc/PID/maps of each new process and program right away and
+ * again shortly after (once the dynamic loader has mapped the libraries).
  */
 #ifndef NUSKU_RECORD_PROC_WATCH_H
 #define NUSKU_RECORD_PROC_WATCH_H
@@ -12,16 +17,34 @@
 
 #include <nusku/events/proc.h>
 
+#include "record/procs/mmap_events.h"
+
 struct nsk_proc_watch;
+
+enum nsk_proc_item_kind {
+	NSK_PROC_ITEM_EVENT = 0, /* ev; ev.hdr.type 0: a later maps snapshot */
+	NSK_PROC_ITEM_MAP,	 /* map: an executable mapping made */
+	NSK_PROC_ITEM_EXEC,	 /* map.pid runs a new program from map.time */
+	NSK_PROC_ITEM_MAP_LOST,	 /* map.lost mapping records dropped */
+};
 
 struct nsk_proc_item {
 	struct nsk_proc_item *next;
-	struct nsk_ev_proc ev; /* ev.hdr.type 0: a later maps snapshot only */
+	uint32_t kind;	       /* enum nsk_proc_item_kind */
+	struct nsk_ev_proc ev; /* NSK_PROC_ITEM_EVENT */
 	char *maps;	       /* /proc/PID/maps text, or NULL */
 	uint64_t maps_at;      /* CLOCK_MONOTONIC ns when the read began */
+	struct nsk_mmap_ev map; /* the others; map.path is owned */
+	int map_fd;	       /* the mapped file, opened as it was mapped, or -1 */
 };
 
-int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_proc_watch **out);
+/* The time an item happened, for ordering. */
+uint64_t nsk_proc_item__time(const struct nsk_proc_item *it);
+
+/* mev may be NULL (no mmap stream: maps are snapshotted instead); the
+ * watcher owns it from now on. */
+int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
+			  struct nsk_proc_watch **out);
 /* Becomes readable when events arrive (for the main event loop). */
 int nsk_proc_watch__epoll_fd(const struct nsk_proc_watch *w);
 /* Everything that arrived so far, oldest first (the ring buffer is drained

@@ -219,6 +219,12 @@ static struct nsk_map *map_of(struct nsk_session *s, uint32_t pid, uint64_t time
 		    (m = nsk_aspace__find(owner->as, addr)))
 			as = owner->as;
 	}
+	if (!m && as && as->older && (as->exec_unclaimed || time < as->exec_done) &&
+	    (m = nsk_aspace__find(as->older, addr))) {
+		/* taken during the exec: the kernel had begun the new program
+		 * but the thread's user registers were still the old one's */
+		as = as->older;
+	}
 	if (!m && as && time == UINT64_MAX) {
 		/* a stack without a time (an aggregate): it may be from the
 		 * program before an exec */
