@@ -37,7 +37,7 @@
 struct offcpu_state {
 	struct nsk_session *s;
 	struct offcpu_bpf *skel;
-	struct nsk_kallsyms *ksyms;
+	const struct nsk_kallsyms *ksyms; /* the session's */
 	int drops_fd;
 	int ncpu;
 	uint64_t drops_seen[NSK_OFFCPU_DROP_MAX];
@@ -187,7 +187,6 @@ static void offcpu_stop(void *state)
 	if (!st)
 		return;
 	offcpu_bpf__destroy(st->skel);
-	nsk_kallsyms__free(st->ksyms);
 	free(st);
 }
 
@@ -224,11 +223,12 @@ static int offcpu_start(struct nsk_session *s, void **state)
 		err = offcpu_bpf__attach(st->skel);
 	if (err)
 		goto cleanup;
-	/* Without kernel names every interval is classified by its syscall
-	 * alone; that is worse, not fatal.  Read after the load, so that our
-	 * own programs, on top of the wakers' stacks, have their names. */
+	/* The recording's one kallsyms.  Without kernel names every interval
+	 * is classified by its syscall alone; that is worse, not fatal.  Our
+	 * programs' frames on top of the wakers' stacks need no names: the
+	 * tracepoint frames under them (probe_frames) are kernel text. */
 	if (o->kernel_stacks)
-		nsk_kallsyms__load(NULL, &st->ksyms);
+		st->ksyms = nsk_session__kallsyms(s);
 	st->drops_fd = bpf_map__fd(st->skel->maps.offcpu_drops);
 	err = nsk_session__add_ringbuf(s, bpf_map__fd(st->skel->maps.offcpu_events),
 				       on_offcpu, st);

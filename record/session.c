@@ -236,24 +236,6 @@ static void flush_losses(struct nsk_session *s, uint64_t now)
 	}
 }
 
-uint64_t nsk_session__stack(struct nsk_session *s, uint32_t pid,
-			    const uint64_t *kernel_ips, uint32_t nkernel,
-			    const uint64_t *user_ips, uint32_t nuser,
-			    uint32_t flags)
-{
-	return nsk_stacks__intern(s, pid, UINT64_MAX, kernel_ips, nkernel,
-				  user_ips, nuser, flags);
-}
-
-uint64_t nsk_session__stack_at(struct nsk_session *s, uint32_t pid,
-			       uint64_t time, const uint64_t *kernel_ips,
-			       uint32_t nkernel, const uint64_t *user_ips,
-			       uint32_t nuser, uint32_t flags)
-{
-	return nsk_stacks__intern(s, pid, time, kernel_ips, nkernel, user_ips,
-				  nuser, flags);
-}
-
 static int meta(struct nsk_session *s, const char *key, const char *value)
 {
 	struct nsk_record rec = { .type = NSK_REC_META };
@@ -381,13 +363,7 @@ static void session_free(struct nsk_session *s)
 		close(s->pidfd);
 	nsk_proc__free_all(s);
 	nsk_intern__free(s->strings);
-	nsk_intern__free(s->frames);
-	nsk_intern__free(s->stacks);
-	nsk_unwinder__free(s->unwinder);
-	nsk_intern__free(s->fp_cache);
-	nsk_symbols__free(s->syms);
-	nsk_kallsyms__free(s->ksyms);
-	nsk_kallsyms_loader__free(s->ksyms_loader);
+	nsk_stacks__free(s->stk);
 	nsk_own__free(s->own);
 	for (int i = 0; i < s->nlosses; i++)
 		free(s->losses[i].source);
@@ -653,14 +629,9 @@ static int session_init(struct nsk_session *s)
 		return nsk_session__fail(s, -ENOTSUP,
 			"this kernel has no BTF (/sys/kernel/btf/vmlinux); nusku needs CONFIG_DEBUG_INFO_BTF=y");
 	s->strings = nsk_intern__new();
-	s->frames = nsk_intern__new();
-	s->stacks = nsk_intern__new();
 	s->proc_index = nsk_intern__new();
-	if (!s->strings || !s->frames || !s->stacks || !s->proc_index ||
-	    nsk_symbols__new(&s->syms))
+	if (!s->strings || !s->proc_index || nsk_session__stacks_init(s))
 		return -ENOMEM;
-	if (s->opts.kernel_stacks && nsk_kallsyms__load_async(&s->ksyms_loader))
-		s->ksyms_loader = NULL; /* kernel frames unresolved */
 	/* before any program loads, so every run of ours is counted */
 	return nsk_own__new(&s->own);
 }
@@ -722,11 +693,7 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	/* kallsyms loaded meanwhile, in a thread; if it is not done, wait
 	 * here rather than on the first kernel frame, when the consumer
 	 * stalling lets the ring buffers fill (and stack copies go first). */
-	if (s->ksyms_loader && !s->ksyms_tried) {
-		s->ksyms_tried = 1;
-		s->ksyms = nsk_kallsyms__take(s->ksyms_loader);
-		s->ksyms_loader = NULL;
-	}
+	nsk_stacks__kallsyms(s->stk);
 	err = nsk_target__release(s);
 	if (err)
 		goto cleanup;

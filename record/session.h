@@ -14,16 +14,11 @@
 #include <bpf/libbpf.h>
 #include <nusku/format.h>
 
+#include "record/stacks/stacks.h"
+
 struct nsk_session;
 
 /* Options every signal may read.  Filled by the record command line. */
-/* How user stacks are walked (--call-graph). */
-enum nsk_call_graph {
-	NSK_CALL_GRAPH_AUTO = 0, /* frame pointers where they hold, else DWARF */
-	NSK_CALL_GRAPH_FP,	 /* frame pointers only: no stack copy */
-	NSK_CALL_GRAPH_DWARF,	 /* DWARF CFI for every stack with a copy */
-};
-
 struct nsk_record_opts {
 	const char *output;	    /* path, or "-" for stdout */
 	int pid;		    /* attach to this process, 0: launch argv */
@@ -134,6 +129,12 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
  * its first events will hit, so their symbolization does not stall the
  * ring buffers then. */
 int nsk_session__warm_module(struct nsk_session *s, const char *path);
+
+struct nsk_kallsyms;
+/* The recording's kernel symbols (record/stacks/kallsyms.h), shared by
+ * every signal; NULL without kernel stacks or when they cannot be read.
+ * Waits for the loader if it has not finished. */
+struct nsk_kallsyms *nsk_session__kallsyms(struct nsk_session *s);
 
 /* The file mapped at user address addr in process pid at time ("" when
  * none is known): which code made a call. */

@@ -12,11 +12,12 @@
 
 #include "record/session.h"
 
+#include "record/sink.h"
+
 struct nsk_intern;
 struct nsk_symbols;
-struct nsk_kallsyms;
+struct nsk_stacks;
 struct nsk_spill;
-struct nsk_kallsyms_loader;
 struct nsk_aspace;
 struct proc_bpf;
 struct nsk_proc_watch;
@@ -52,18 +53,14 @@ struct nsk_session {
 	int kernel_maps_all;	/* ... of every process, not only the target */
 	int in_proc_sync;
 
-	/* interning: key bytes -> id; ids count from 1 */
-	struct nsk_intern *strings, *frames, *stacks;
-	uint64_t next_string, next_frame, next_stack, next_mapping;
-	struct nsk_symbols *syms;
-	struct nsk_kallsyms *ksyms; /* taken at the first kernel frame */
-	struct nsk_kallsyms_loader *ksyms_loader; /* loading meanwhile */
-	int ksyms_tried;
+	/* strings: bytes -> id, counting from 1 (the sink's, for all rooms) */
+	struct nsk_intern *strings;
+	uint64_t next_string;
+	struct nsk_sink sink;	   /* over the writer (session_stacks.c) */
+	struct nsk_stacks *stk;	   /* the stack room (record/stacks/stacks.h) */
+	struct nsk_symbols *syms;  /* its symbolizer, where procs/ makes modules */
 	struct nsk_own *own; /* our programs, their run time (own.h) */
 	uint64_t emitted; /* records, for ticking the writer in long drains */
-	struct nsk_unwinder *unwinder; /* DWARF, made on first use (ustack.c) */
-	struct nsk_intern *fp_cache;   /* (module, address) -> keeps frame pointers */
-	uint64_t kernel_module_id; /* string id of "[kernel]" */
 
 	/* processes: pid -> index + 1 into procs */
 	struct nsk_intern *proc_index;
@@ -134,14 +131,8 @@ struct nsk_aspace *nsk_proc__reread(struct nsk_session *s, uint32_t pid,
 				    uint64_t time);
 void nsk_proc__free_all(struct nsk_session *s);
 
-/* stacks.c */
-uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
-			    uint64_t time, const uint64_t *kips, uint32_t nk,
-			    const uint64_t *uips, uint32_t nu, uint32_t flags);
-
-/* The file mapped at addr in pid at time, "" when none is known. */
-const char *nsk_stacks__module_path(struct nsk_session *s, uint32_t pid,
-				    uint64_t time, uint64_t addr);
+/* session_stacks.c: the sink and the stack room, made for s. */
+int nsk_session__stacks_init(struct nsk_session *s);
 
 /* status.c: the one-line live status on a terminal. */
 void nsk_status__update(struct nsk_session *s, uint64_t now, int final);

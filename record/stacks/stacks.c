@@ -15,14 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "record/procs/maps.h"
 #include "record/stacks/intern.h"
 #include "record/stacks/kallsyms.h"
-#include "record/procs/maps.h"
-#include "record/own.h"
-#include "nusku/events/sampler.h"
-#include "record/session_int.h"
+#include "record/stacks/stacks_int.h"
 #include "record/stacks/symbols.h"
+#include "record/stacks/unwind.h"
 #include <nusku/events/common.h>
+#include <nusku/events/sampler.h>
 
 /* Frame keys: which kind of address, then what identifies it. */
 enum { KEY_KERNEL = 1, KEY_MODULE, KEY_UNMAPPED };
@@ -36,44 +36,40 @@ struct frame_key {
 			   * shadowed by this miss */
 };
 
-static uint64_t emit_frame(struct nsk_session *s, const struct nsk_rec_frame *f)
+static uint64_t emit_frame(struct nsk_stacks *st, const struct nsk_rec_frame *f)
 {
 	struct nsk_record rec = { .type = NSK_REC_FRAME };
 
 	rec.frame = *f;
-	rec.frame.id = ++s->next_frame;
-	if (nsk_session__emit(s, &rec))
+	rec.frame.id = ++st->next_frame;
+	if (nsk_stacks__emit(st, &rec))
 		return 0;
 	return rec.frame.id;
 }
 
-static uint64_t cache(struct nsk_session *s, const struct frame_key *k,
+static uint64_t cache(struct nsk_stacks *st, const struct frame_key *k,
 		      uint64_t id)
 {
-	if (id && nsk_intern__add(s->frames, k, sizeof(*k), id))
+	if (id && nsk_intern__add(st->frames, k, sizeof(*k), id))
 		return 0;
 	return id;
 }
 
-static uint64_t kernel_frame(struct nsk_session *s, uint64_t addr)
+static uint64_t kernel_frame(struct nsk_stacks *st, uint64_t addr)
 {
 	struct frame_key k = { KEY_KERNEL, 0, addr, 0 };
 	struct nsk_rec_frame f = { .addr = addr, .flags = NSK_FRAME_KERNEL };
 	const char *name, *module;
 	char buf[160];
-	uint64_t id = nsk_intern__find(s->frames, &k, sizeof(k));
+	uint64_t id = nsk_intern__find(st->frames, &k, sizeof(k));
 
 	if (id)
 		return id;
 	/* Loading began at start, in a thread: a launched program does not
 	 * wait for it, and by now it is usually done. */
-	if (!s->ksyms_tried) {
-		s->ksyms_tried = 1;
-		s->ksyms = nsk_kallsyms__take(s->ksyms_loader);
-		s->ksyms_loader = NULL;
-	}
-	if (s->ksyms && nsk_kallsyms__find(s->ksyms, addr, &name, &module)) {
-		f.function_id = nsk_session__string(s, name);
+	if (nsk_stacks__kallsyms(st) &&
+	    nsk_kallsyms__find(st->ksyms, addr, &name, &module)) {
+		f.function_id = nsk_stacks__string(st, name);
 		if (strcmp(module, "vmlinux"))
 			snprintf(buf, sizeof(buf), "[%s]", module);
 		else
@@ -81,106 +77,108 @@ static uint64_t kernel_frame(struct nsk_session *s, uint64_t addr)
 	} else {
 		f.flags |= NSK_FRAME_UNRESOLVED;
 		snprintf(buf, sizeof(buf), "[kernel]");
-		nsk_session__lost(s, "symbols.unresolved", 1);
+		nsk_stacks__lost(st, "symbols.unresolved", 1);
 	}
-	f.module_id = nsk_session__string(s, buf);
-	return cache(s, &k, emit_frame(s, &f));
+	f.module_id = nsk_stacks__string(st, buf);
+	return cache(st, &k, emit_frame(st, &f));
 }
 
-static int emit_mapping(struct nsk_session *s, struct nsk_aspace *as,
+static int emit_mapping(struct nsk_stacks *st, struct nsk_aspace *as,
 			struct nsk_map *m)
 {
 	struct nsk_record rec = { .type = NSK_REC_MAPPING };
 	const uint8_t *bid;
 	size_t bid_len;
+	int err;
 
 	if (m->mapping_id)
 		return 0;
 	bid = nsk_module__build_id(m->mod, &bid_len);
-	rec.mapping.id = ++s->next_mapping;
+	rec.mapping.id = ++st->next_mapping;
 	rec.mapping.pid = as->pid;
 	rec.mapping.start = m->start;
 	rec.mapping.end = m->end;
 	rec.mapping.pgoff = m->pgoff;
-	rec.mapping.path_id = nsk_session__string(s, nsk_module__path(m->mod));
+	rec.mapping.path_id = nsk_stacks__string(st, nsk_module__path(m->mod));
 	rec.mapping.build_id.data = bid;
 	rec.mapping.build_id.len = (uint32_t)bid_len;
-	if (nsk_session__emit(s, &rec))
-		return s->err;
+	err = nsk_stacks__emit(st, &rec);
+	if (err)
+		return err;
 	m->mapping_id = rec.mapping.id;
 	return 0;
 }
 
 /* Frames for one user address of a module: outermost first, so each
  * inlined frame's parent is defined before it. */
-static uint64_t module_frame(struct nsk_session *s, struct nsk_aspace *as,
+static uint64_t module_frame(struct nsk_stacks *st, struct nsk_aspace *as,
 			     struct nsk_map *m, uint64_t vaddr)
 {
 	struct frame_key k = { KEY_MODULE, nsk_module__serial(m->mod), vaddr, 0 };
 	struct nsk_symloc locs[NSK_SYMLOC_MAX];
 	struct nsk_rec_frame f = { 0 };
-	uint64_t id = nsk_intern__find(s->frames, &k, sizeof(k)), parent = 0;
+	uint64_t id = nsk_intern__find(st->frames, &k, sizeof(k)), parent = 0;
 	int n;
 
 	if (id)
 		return id;
-	if (emit_mapping(s, as, m))
+	if (emit_mapping(st, as, m))
 		return 0;
 	n = nsk_module__symbolize(m->mod, vaddr, locs, NSK_SYMLOC_MAX);
 	f.mapping_id = m->mapping_id;
 	f.addr = vaddr;
-	f.module_id = nsk_session__string(s, nsk_module__name(m->mod));
+	f.module_id = nsk_stacks__string(st, nsk_module__name(m->mod));
 	if (!n) {
 		f.flags = NSK_FRAME_UNRESOLVED;
-		nsk_session__lost(s, "symbols.unresolved", 1);
-		return cache(s, &k, emit_frame(s, &f));
+		nsk_stacks__lost(st, "symbols.unresolved", 1);
+		return cache(st, &k, emit_frame(st, &f));
 	}
 	for (int i = n - 1; i >= 0; i--) {
 		f.function_id = locs[i].function ?
-			nsk_session__string(s, locs[i].function) : 0;
-		f.file_id = locs[i].file ? nsk_session__string(s, locs[i].file) : 0;
+			nsk_stacks__string(st, locs[i].function) : 0;
+		f.file_id = locs[i].file ? nsk_stacks__string(st, locs[i].file) : 0;
 		f.line = locs[i].line;
 		f.flags = locs[i].inlined ? NSK_FRAME_INLINED : 0;
 		if (!locs[i].function)
 			f.flags |= NSK_FRAME_UNRESOLVED;
 		f.inline_parent = locs[i].inlined ? parent : 0;
-		parent = emit_frame(s, &f);
+		parent = emit_frame(st, &f);
 		if (!parent)
 			return 0;
 	}
-	return cache(s, &k, parent);
+	return cache(st, &k, parent);
 }
 
-static uint64_t unmapped_frame(struct nsk_session *s, uint32_t pid,
+static uint64_t unmapped_frame(struct nsk_stacks *st, uint32_t pid,
 			       const struct nsk_aspace *as, uint64_t addr)
 {
 	struct frame_key k = { KEY_UNMAPPED, pid, addr, as ? as->read_at : 0 };
 	struct nsk_rec_frame f = { .addr = addr, .flags = NSK_FRAME_UNRESOLVED };
-	uint64_t id = nsk_intern__find(s->frames, &k, sizeof(k));
+	uint64_t id = nsk_intern__find(st->frames, &k, sizeof(k));
 
 	if (id)
 		return id;
-	f.module_id = nsk_session__string(s, "[unknown]");
-	nsk_session__lost(s, "symbols.unmapped", 1);
-	return cache(s, &k, emit_frame(s, &f));
+	f.module_id = nsk_stacks__string(st, "[unknown]");
+	nsk_stacks__lost(st, "symbols.unmapped", 1);
+	return cache(st, &k, emit_frame(st, &f));
 }
 
 /* A return address that is the uretprobe trampoline (the first bytes of
  * the uprobes page): a pending uretprobe's, in a stack copy whose real
  * return address was not put back (record/cpu.c does it for CPU samples).
  * Named for what it is; the unwind cannot go past it. */
-static uint64_t trampoline_frame(struct nsk_session *s, uint32_t pid,
+static uint64_t trampoline_frame(struct nsk_stacks *st, uint32_t pid,
 				 const struct nsk_aspace *as, uint64_t addr)
 {
 	struct frame_key k = { KEY_UNMAPPED, pid, addr, as->read_at };
 	struct nsk_rec_frame f = { .addr = addr };
-	uint64_t id = nsk_intern__find(s->frames, &k, sizeof(k));
+	uint64_t id = nsk_intern__find(st->frames, &k, sizeof(k));
 
 	if (id)
 		return id;
-	f.function_id = nsk_session__string(s, "[uretprobe trampoline]");
-	f.module_id = nsk_session__string(s, "[uprobes]");
-	return cache(s, &k, emit_frame(s, &f));
+	f.function_id = nsk_stacks__string(st, "[uretprobe trampoline]");
+	f.module_id = nsk_stacks__string(st, "[uprobes]");
+	return cache(st, &k, emit_frame(st, &f));
 }
 
 static int is_trampoline(struct nsk_aspace *as, uint64_t addr)
@@ -193,17 +191,16 @@ static int is_trampoline(struct nsk_aspace *as, uint64_t addr)
 }
 
 /* The mapping of addr in pid at time, and the address space it is in. */
-static struct nsk_map *map_of(struct nsk_session *s, uint32_t pid, uint64_t time,
+static struct nsk_map *map_of(struct nsk_stacks *st, uint32_t pid, uint64_t time,
 			      uint64_t addr, struct nsk_aspace **asp)
 {
-	struct nsk_aspace *as = nsk_proc__aspace(s, pid, time);
+	struct nsk_aspace *as = st->as.at(st->as.ctx, pid, time);
 	struct nsk_map *m = as ? nsk_aspace__find(as, addr) : NULL;
-	struct nsk_proc *p = nsk_proc__get(s, pid, 0);
 
-	if (!m && as && p && p->as == as) {
+	if (!m && as && st->as.newest(st->as.ctx, pid) == as) {
 		/* maybe mapped since we last read (ld.so, dlopen), or the
 		 * exec event is still on its way */
-		struct nsk_aspace *again = nsk_proc__reread(s, pid, time);
+		struct nsk_aspace *again = st->as.reread(st->as.ctx, pid, time);
 
 		if (again) {
 			as = again;
@@ -213,11 +210,11 @@ static struct nsk_map *map_of(struct nsk_session *s, uint32_t pid, uint64_t time
 	if (!m && as && as->pid != pid) {
 		/* maps shared with the parent at the fork: the parent's newer
 		 * ones may know the address (the child may be gone) */
-		struct nsk_proc *owner = nsk_proc__get(s, as->pid, 0);
+		struct nsk_aspace *owner = st->as.newest(st->as.ctx, as->pid);
 
-		if (owner && owner->as && owner->as != as && owner->as->since <= time &&
-		    (m = nsk_aspace__find(owner->as, addr)))
-			as = owner->as;
+		if (owner && owner != as && owner->since <= time &&
+		    (m = nsk_aspace__find(owner, addr)))
+			as = owner;
 	}
 	if (!m && as && as->older && (as->exec_unclaimed || time < as->exec_done) &&
 	    (m = nsk_aspace__find(as->older, addr))) {
@@ -236,11 +233,11 @@ static struct nsk_map *map_of(struct nsk_session *s, uint32_t pid, uint64_t time
 	return m;
 }
 
-const char *nsk_stacks__module_path(struct nsk_session *s, uint32_t pid,
+const char *nsk_stacks__module_path(struct nsk_stacks *st, uint32_t pid,
 				    uint64_t time, uint64_t addr)
 {
 	struct nsk_aspace *as;
-	struct nsk_map *m = map_of(s, pid, time, addr, &as);
+	struct nsk_map *m = map_of(st, pid, time, addr, &as);
 
 	return m && m->file ? nsk_module__path(m->mod) : "";
 }
@@ -252,11 +249,11 @@ enum frame_owner {
 	FRAME_UPROBES, /* the kernel's uprobes page: kept, named */
 };
 
-static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
+static uint64_t user_frame(struct nsk_stacks *st, uint32_t pid, uint64_t time,
 			   uint64_t addr, enum frame_owner *owner)
 {
 	struct nsk_aspace *as;
-	struct nsk_map *m = map_of(s, pid, time, addr, &as);
+	struct nsk_map *m = map_of(st, pid, time, addr, &as);
 	const char *name = m ? nsk_module__name(m->mod) : "";
 
 	*owner = !m ? FRAME_PROGRAM :
@@ -264,14 +261,14 @@ static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
 		 !strcmp(name, "[uprobes]") ? FRAME_UPROBES : FRAME_PROGRAM;
 
 	if (!m && as && is_trampoline(as, addr))
-		return trampoline_frame(s, pid, as, addr);
+		return trampoline_frame(st, pid, as, addr);
 	if (!m)
-		return unmapped_frame(s, pid, as, addr);
-	return module_frame(s, as, m,
+		return unmapped_frame(st, pid, as, addr);
+	return module_frame(st, as, m,
 			    nsk_module__vaddr(m->mod, addr - m->start + m->pgoff));
 }
 
-uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
+uint64_t nsk_stacks__intern(struct nsk_stacks *st, uint32_t pid,
 			    uint64_t time, const uint64_t *kips, uint32_t nk,
 			    const uint64_t *uips, uint32_t nu, uint32_t flags)
 {
@@ -281,7 +278,7 @@ uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
 	int err = 0;
 
 	/* Fork and exec events first: they say whose addresses these are. */
-	nsk_proc__sync(s);
+	st->as.sync(st->as.ctx);
 	if (nk + nu > 2 * NSK_MAX_STACK_DEPTH) {
 		key = malloc((1 + nk + nu) * sizeof(*key));
 		if (!key)
@@ -293,7 +290,7 @@ uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
 	/* Return addresses point after the call: look up addr - 1 so the
 	 * line (and the inline chain) is the call's, not the next one's. */
 	for (uint32_t i = 0; i < nk && !err; i++) {
-		uint64_t fid = kernel_frame(s, kips[i] - (i > 0));
+		uint64_t fid = kernel_frame(st, kips[i] - (i > 0));
 
 		if (!fid)
 			err = -1;
@@ -301,7 +298,7 @@ uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
 	}
 	for (uint32_t i = 0; i < nu && !err; i++) {
 		enum frame_owner owner;
-		uint64_t fid = user_frame(s, pid, time, uips[i] - (i > 0), &owner);
+		uint64_t fid = user_frame(st, pid, time, uips[i] - (i > 0), &owner);
 
 		if (!fid)
 			err = -1;
@@ -323,15 +320,15 @@ uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
 		id = 0;
 		goto out;
 	}
-	id = nsk_intern__find(s->stacks, key, n * sizeof(*key));
+	id = nsk_intern__find(st->stacks, key, n * sizeof(*key));
 	if (id)
 		goto out;
-	rec.stack.id = ++s->next_stack;
+	rec.stack.id = ++st->next_stack;
 	rec.stack.flags = flags;
 	rec.stack.frames.v = key + 1;
 	rec.stack.frames.n = n - 1;
-	if (nsk_session__emit(s, &rec) ||
-	    nsk_intern__add(s->stacks, key, n * sizeof(*key), rec.stack.id)) {
+	if (nsk_stacks__emit(st, &rec) ||
+	    nsk_intern__add(st->stacks, key, n * sizeof(*key), rec.stack.id)) {
 		id = 0;
 		goto out;
 	}
@@ -342,55 +339,69 @@ out:
 	return id;
 }
 
-const char *nsk_session__module_of(struct nsk_session *s, uint32_t pid,
-				   uint64_t time, uint64_t addr)
+
+struct nsk_kallsyms *nsk_stacks__kallsyms(struct nsk_stacks *st)
 {
-	return nsk_stacks__module_path(s, pid, time, addr);
+	if (!st->ksyms_tried) {
+		st->ksyms_tried = 1;
+		st->ksyms = nsk_kallsyms__take(st->ksyms_loader);
+		st->ksyms_loader = NULL;
+	}
+	return st->ksyms;
 }
 
-int nsk_session__own_sample(struct nsk_session *s, const uint64_t *kips,
-			    uint32_t nk, uint64_t user_leaf, uint64_t xol)
+struct nsk_symbols *nsk_stacks__symbols(struct nsk_stacks *st)
 {
-	const char *name, *module;
+	return st->syms;
+}
 
-	/* the uprobes page is one page: the return trampoline and the slots
-	 * instructions are single-stepped in */
-	if (xol && user_leaf - xol < 4096)
-		return 1;
-	for (uint32_t i = 0; i < nk; i++) {
-		uint64_t addr = kips[i] - (i > 0);
-		int prog = nsk_own__prog_at(s->own, addr);
+int nsk_stacks__new(const struct nsk_sink *sink, const struct nsk_aspaces *as,
+		    const struct nsk_stacks_opts *opts, struct nsk_stacks **out)
+{
+	struct nsk_stacks *st = calloc(1, sizeof(*st));
 
-		if (prog > 0)
-			return 1;
-		if (prog < 0) /* a cgroup, socket or XDP program */
-			continue;
-		if (!s->ksyms || !nsk_kallsyms__find(s->ksyms, addr, &name, &module))
-			continue;
-		if (nsk_own__machinery(name, i + 1 == nk))
-			return 1;
-		/* BPF code no scan saw: a program loaded since (kallsyms, read
-		 * at the start, may give an older program's name), or one
-		 * already gone, most likely a short-lived tracer's probe */
-		if (strcmp(module, "bpf"))
-			continue;
-		nsk_own__rescan(s->own);
-		if (nsk_own__prog_at(s->own, addr) >= 0)
-			return 1;
+	if (!st)
+		return -ENOMEM;
+	st->sink = *sink;
+	st->as = *as;
+	st->opts = *opts;
+	st->frames = nsk_intern__new();
+	st->stacks = nsk_intern__new();
+	if (!st->frames || !st->stacks || nsk_symbols__new(&st->syms)) {
+		nsk_stacks__free(st);
+		return -ENOMEM;
 	}
+	/* in a thread: a launched program does not wait for it */
+	if (opts->kernel_stacks && nsk_kallsyms__load_async(&st->ksyms_loader))
+		st->ksyms_loader = NULL; /* kernel frames unresolved */
+	*out = st;
 	return 0;
 }
 
-int nsk_session__warm_module(struct nsk_session *s, const char *path)
+void nsk_stacks__free(struct nsk_stacks *st)
+{
+	if (!st)
+		return;
+	nsk_intern__free(st->frames);
+	nsk_intern__free(st->stacks);
+	nsk_unwinder__free(st->unwinder);
+	nsk_intern__free(st->fp_cache);
+	nsk_symbols__free(st->syms);
+	nsk_kallsyms__free(st->ksyms);
+	nsk_kallsyms_loader__free(st->ksyms_loader);
+	free(st);
+}
+
+int nsk_stacks__warm_module(struct nsk_stacks *st, const char *path)
 {
 	char real[4096];
 	struct nsk_module *m;
-	struct stat st;
+	struct stat sb;
 
 	/* the module's key as /proc/PID/maps will name it */
-	if (!realpath(path, real) || stat(real, &st))
+	if (!realpath(path, real) || stat(real, &sb))
 		return -errno;
-	m = nsk_symbols__module(s->syms, real, real, st.st_ino);
+	m = nsk_symbols__module(st->syms, real, real, sb.st_ino);
 	if (!m)
 		return -ENOMEM;
 	nsk_module__warm(m);

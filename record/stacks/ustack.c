@@ -10,40 +10,31 @@
  * failure counted.  A DWARF walk that ran out of copy is continued by the
  * frame-pointer walk where that can be trusted (splice), else marked
  * truncated.  A signal that copies the same stacks again (alloc) also
- * learns how much copy each needed (nsk_session__stack_learned).
+ * learns how much copy each needed (nsk_stacks__intern_copied).
  */
 #include <errno.h>
 
-#include "record/stacks/intern.h"
 #include "record/procs/maps.h"
-#include "record/session_int.h"
+#include "record/stacks/intern.h"
+#include "record/stacks/stacks_int.h"
 #include "record/stacks/symbols.h"
 #include "record/stacks/unwind.h"
 #include <nusku/events/ustack.h>
 
-uint32_t nsk_session__ustack_bytes(const struct nsk_session *s)
-{
-	uint32_t n = s->opts.stack_bytes ? s->opts.stack_bytes : NSK_USTACK_DEFAULT;
-
-	if (s->opts.call_graph == NSK_CALL_GRAPH_FP)
-		return 0;
-	return n > NSK_USTACK_MAX ? NSK_USTACK_MAX : n;
-}
-
 /* Whether the code at addr keeps frame pointers: 1 yes, 0 no, -1 not
  * known (no debug info), cached per (module, address): the same few return
  * addresses come back in every stack. */
-static int keeps_fp(struct nsk_session *s, struct nsk_map *m, uint64_t addr)
+static int keeps_fp(struct nsk_stacks *st, struct nsk_map *m, uint64_t addr)
 {
 	uint64_t vaddr = nsk_module__vaddr(m->mod, addr - m->start + m->pgoff);
 	uint64_t key[2] = { nsk_module__serial(m->mod), vaddr }, v;
 
-	if (!s->fp_cache && !(s->fp_cache = nsk_intern__new()))
+	if (!st->fp_cache && !(st->fp_cache = nsk_intern__new()))
 		return -1;
-	v = nsk_intern__find(s->fp_cache, key, sizeof(key));
+	v = nsk_intern__find(st->fp_cache, key, sizeof(key));
 	if (!v) {
 		v = 2 + nsk_module__keeps_fp_at(m->mod, vaddr);
-		nsk_intern__add(s->fp_cache, key, sizeof(key), v);
+		nsk_intern__add(st->fp_cache, key, sizeof(key), v);
 	}
 	return (int)v - 2;
 }
@@ -51,7 +42,7 @@ static int keeps_fp(struct nsk_session *s, struct nsk_map *m, uint64_t addr)
 /* Whether frame-pointer frames from..n-2 were walked through code that
  * keeps frame pointers (each frame's successor was read from its record):
  * known to keep them (strict), or at least not known to keep none. */
-static int fp_frames_hold(struct nsk_session *s, struct nsk_aspace *as,
+static int fp_frames_hold(struct nsk_stacks *st, struct nsk_aspace *as,
 			  const uint64_t *ips, uint32_t from, uint32_t n,
 			  int strict)
 {
@@ -61,7 +52,7 @@ static int fp_frames_hold(struct nsk_session *s, struct nsk_aspace *as,
 
 		if (!m || !m->file)
 			return 0;
-		k = keeps_fp(s, m, ips[i] - (i > 0));
+		k = keeps_fp(st, m, ips[i] - (i > 0));
 		if (strict ? k != 1 : k == 0)
 			return 0;
 	}
@@ -71,12 +62,12 @@ static int fp_frames_hold(struct nsk_session *s, struct nsk_aspace *as,
 /* Under auto, the walk that stands on its own: it went past the leaf (one
  * frame is where it stops when the leaf keeps no frame pointer and rbp
  * holds anything) and every frame it went through is known to keep them. */
-static int fp_walk_holds(struct nsk_session *s, struct nsk_aspace *as,
+static int fp_walk_holds(struct nsk_stacks *st, struct nsk_aspace *as,
 			 const uint64_t *ips, uint32_t n)
 {
 	if (n < 2 || n >= NSK_MAX_STACK_DEPTH)
 		return 0;
-	return fp_frames_hold(s, as, ips, 0, n, 1);
+	return fp_frames_hold(st, as, ips, 0, n, 1);
 }
 
 /* DWARF frames (leaf first) continued by the frame-pointer walk.  They are
@@ -88,7 +79,7 @@ static int fp_walk_holds(struct nsk_session *s, struct nsk_aspace *as,
  * and sets *joined to the DWARF index of the join (or -1: the DWARF frames
  * stand alone); marks *flags truncated when there is no join or the
  * frames did not all fit in max. */
-static uint32_t splice(struct nsk_session *s, struct nsk_aspace *as,
+static uint32_t splice(struct nsk_stacks *st, struct nsk_aspace *as,
 		       uint64_t *dw, uint32_t ndw, uint32_t max,
 		       const uint64_t *fp, uint32_t nfp, int *joined,
 		       uint32_t *flags)
@@ -99,8 +90,8 @@ static uint32_t splice(struct nsk_session *s, struct nsk_aspace *as,
 			uint32_t n = i + 1;
 
 			if (dw[i] != fp[j] ||
-			    !fp_frames_hold(s, as, dw, i - 1, i, 0) ||
-			    !fp_frames_hold(s, as, fp, j, nfp, 0))
+			    !fp_frames_hold(st, as, dw, i - 1, i, 0) ||
+			    !fp_frames_hold(st, as, fp, j, nfp, 0))
 				continue;
 			for (j++; j < nfp && n < max; j++)
 				dw[n++] = fp[j];
@@ -123,12 +114,12 @@ static uint32_t copy_for(uint32_t reach)
 	return n > NSK_USTACK_MAX ? NSK_USTACK_MAX : n;
 }
 
-uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
-				    uint64_t time, const uint64_t *kips,
-				    uint32_t nk, const uint64_t *uips,
-				    uint32_t nu, const struct nsk_ev_ustack *copy,
-				    const void *copy_bytes, uint32_t flags,
-				    uint32_t *copy_needed)
+uint64_t nsk_stacks__intern_copied(struct nsk_stacks *st, uint32_t pid,
+				   uint64_t time, const uint64_t *kips,
+				   uint32_t nk, const uint64_t *uips,
+				   uint32_t nu, const struct nsk_ev_ustack *copy,
+				   const void *copy_bytes, uint32_t flags,
+				   uint32_t *copy_needed)
 {
 	uint64_t ips[NSK_MAX_STACK_DEPTH];
 	uint32_t reach[NSK_MAX_STACK_DEPTH];
@@ -136,31 +127,31 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
 	uint32_t n = 0, need = NSK_USTACK_UNKNOWN;
 	int rc;
 
-	if (!copy || !copy->len || s->opts.call_graph == NSK_CALL_GRAPH_FP)
+	if (!copy || !copy->len || st->opts.call_graph == NSK_CALL_GRAPH_FP)
 		goto fp;
-	nsk_proc__sync(s); /* the fork or exec that made these addresses */
-	as = nsk_proc__aspace(s, pid, time);
+	st->as.sync(st->as.ctx); /* the fork or exec that made these addresses */
+	as = st->as.at(st->as.ctx, pid, time);
 	if (!as)
 		goto fp;
-	if (s->opts.call_graph == NSK_CALL_GRAPH_AUTO && fp_walk_holds(s, as, uips, nu)) {
+	if (st->opts.call_graph == NSK_CALL_GRAPH_AUTO && fp_walk_holds(st, as, uips, nu)) {
 		need = 0;
 		goto fp;
 	}
-	if (!s->unwinder && nsk_unwinder__new(&s->unwinder))
+	if (!st->unwinder && nsk_unwinder__new(&st->unwinder))
 		goto fp;
-	rc = nsk_unwinder__unwind(s->unwinder, as,
+	rc = nsk_unwinder__unwind(st->unwinder, as,
 				  &(struct nsk_user_regs){ copy->ip, copy->sp,
 							   copy->bp },
 				  copy_bytes, copy->len, ips, reach,
 				  NSK_MAX_STACK_DEPTH, &n);
 	if (rc < 0 || !n) {
-		nsk_session__lost(s, "unwind.dwarf_failed", 1);
+		nsk_stacks__lost(st, "unwind.dwarf_failed", 1);
 		goto fp;
 	}
 	flags &= ~(uint32_t)(NSK_STACK_USER_ERROR | NSK_STACK_UNWIND_FP);
 	flags |= NSK_STACK_UNWIND_DWARF;
 	need = copy_for(reach[n - 1]);
-	if (rc == 2 && nu >= 2 && fp_frames_hold(s, as, uips, 1, nu, 0)) {
+	if (rc == 2 && nu >= 2 && fp_frames_hold(st, as, uips, 1, nu, 0)) {
 		/* the copy ended in the frame whose record rbp pointed at:
 		 * the frame-pointer walk goes on from exactly there */
 		uint32_t j = 1;
@@ -176,7 +167,7 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
 		 * rest */
 		int joined;
 
-		n = splice(s, as, ips, n, NSK_MAX_STACK_DEPTH, uips, nu, &joined,
+		n = splice(st, as, ips, n, NSK_MAX_STACK_DEPTH, uips, nu, &joined,
 			   &flags);
 		if (joined < 0) {
 			need = NSK_USTACK_MAX; /* all a copy can hold */
@@ -187,19 +178,9 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
 	}
 	if (copy_needed)
 		*copy_needed = need;
-	return nsk_stacks__intern(s, pid, time, kips, nk, ips, n, flags);
+	return nsk_stacks__intern(st, pid, time, kips, nk, ips, n, flags);
 fp:
 	if (copy_needed)
 		*copy_needed = need;
-	return nsk_stacks__intern(s, pid, time, kips, nk, uips, nu, flags);
-}
-
-uint64_t nsk_session__stack_copied(struct nsk_session *s, uint32_t pid,
-				   uint64_t time, const uint64_t *kips,
-				   uint32_t nk, const uint64_t *uips,
-				   uint32_t nu, const struct nsk_ev_ustack *copy,
-				   const void *copy_bytes, uint32_t flags)
-{
-	return nsk_session__stack_learned(s, pid, time, kips, nk, uips, nu,
-					  copy, copy_bytes, flags, NULL);
+	return nsk_stacks__intern(st, pid, time, kips, nk, uips, nu, flags);
 }

@@ -1,0 +1,46 @@
+/* The inside of the stack room, shared by stacks.c (interning, frames)
+ * and ustack.c (choosing and running the user-stack walk). */
+#ifndef NUSKU_RECORD_STACKS_STACKS_INT_H
+#define NUSKU_RECORD_STACKS_STACKS_INT_H
+
+#include <stdint.h>
+
+#include "record/sink.h"
+#include "record/stacks/stacks.h"
+
+struct nsk_intern;
+struct nsk_kallsyms_loader;
+struct nsk_unwinder;
+
+struct nsk_stacks {
+	struct nsk_sink sink;
+	struct nsk_aspaces as;
+	struct nsk_stacks_opts opts;
+	/* key bytes -> id; ids count from 1 */
+	struct nsk_intern *frames, *stacks;
+	uint64_t next_frame, next_stack, next_mapping;
+	struct nsk_symbols *syms;
+	struct nsk_kallsyms *ksyms;		  /* taken at the first kernel frame */
+	struct nsk_kallsyms_loader *ksyms_loader; /* loading meanwhile */
+	int ksyms_tried;
+	struct nsk_unwinder *unwinder; /* DWARF, made on first use (ustack.c) */
+	struct nsk_intern *fp_cache;   /* (module, address) -> keeps frame pointers */
+};
+
+static inline int nsk_stacks__emit(struct nsk_stacks *st, const struct nsk_record *rec)
+{
+	return st->sink.emit(st->sink.ctx, rec);
+}
+
+static inline uint64_t nsk_stacks__string(struct nsk_stacks *st, const char *str)
+{
+	return st->sink.string(st->sink.ctx, str);
+}
+
+static inline void nsk_stacks__lost(struct nsk_stacks *st, const char *source,
+				    uint64_t n)
+{
+	st->sink.lost(st->sink.ctx, source, n);
+}
+
+#endif
