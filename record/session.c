@@ -610,6 +610,22 @@ static int finish(struct nsk_session *s)
 	return s->err;
 }
 
+/* A new process or program (procs/): the signals that attach probes to
+ * what a process maps learn of it. */
+static void notify_signals(struct nsk_session *s, uint32_t pid)
+{
+	for (int i = 0; i < s->nsigs; i++) {
+		const struct nsk_signal *sig = s->sigs[i].sig;
+		int err;
+
+		if (!sig->on_process)
+			continue;
+		err = sig->on_process(s, s->sigs[i].state, pid);
+		if (err && !s->err)
+			nsk_session__lost(s, "proc.on_process", 1);
+	}
+}
+
 static int session_init(struct nsk_session *s)
 {
 	int fd;
@@ -632,6 +648,7 @@ static int session_init(struct nsk_session *s)
 	s->proc_index = nsk_intern__new();
 	if (!s->strings || !s->proc_index || nsk_session__stacks_init(s))
 		return -ENOMEM;
+	s->on_new_process = notify_signals;
 	/* before any program loads, so every run of ours is counted */
 	return nsk_own__new(&s->own);
 }
