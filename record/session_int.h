@@ -61,6 +61,9 @@ struct nsk_session {
 	struct nsk_unwinder *unwinder; /* DWARF, made on first use (ustack.c) */
 	struct nsk_intern *fp_cache;   /* (module, address) -> keeps frame pointers */
 	uint64_t kernel_module_id; /* string id of "[kernel]" */
+	/* distinct frames left without a name (meta symbols.*, format 1.2):
+	 * not lost events, so never LOSS records */
+	uint64_t unresolved_frames, unmapped_frames;
 
 	/* processes: pid -> index + 1 into procs */
 	struct nsk_intern *proc_index;
@@ -135,6 +138,10 @@ void nsk_proc__free_all(struct nsk_session *s);
 uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
 			    uint64_t time, const uint64_t *kips, uint32_t nk,
 			    const uint64_t *uips, uint32_t nu, uint32_t flags);
+
+/* META symbols.unresolved and symbols.unmapped: the frames left without a
+ * name, written once at the end. */
+void nsk_stacks__write_counts(struct nsk_session *s);
 
 /* The file mapped at addr in pid at time, "" when none is known. */
 const char *nsk_stacks__module_path(struct nsk_session *s, uint32_t pid,

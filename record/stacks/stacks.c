@@ -10,6 +10,7 @@
  * come from kallsyms and are keyed by address.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +82,7 @@ static uint64_t kernel_frame(struct nsk_session *s, uint64_t addr)
 	} else {
 		f.flags |= NSK_FRAME_UNRESOLVED;
 		snprintf(buf, sizeof(buf), "[kernel]");
-		nsk_session__lost(s, "symbols.unresolved", 1);
+		s->unresolved_frames++;
 	}
 	f.module_id = nsk_session__string(s, buf);
 	return cache(s, &k, emit_frame(s, &f));
@@ -105,6 +106,8 @@ static int emit_mapping(struct nsk_session *s, struct nsk_aspace *as,
 	rec.mapping.path_id = nsk_session__string(s, nsk_module__path(m->mod));
 	rec.mapping.build_id.data = bid;
 	rec.mapping.build_id.len = (uint32_t)bid_len;
+	if (nsk_module__lacks_symbols(m->mod))
+		rec.mapping.flags |= NSK_MAPPING_NO_SYMBOLS;
 	if (nsk_session__emit(s, &rec))
 		return s->err;
 	m->mapping_id = rec.mapping.id;
@@ -132,7 +135,7 @@ static uint64_t module_frame(struct nsk_session *s, struct nsk_aspace *as,
 	f.module_id = nsk_session__string(s, nsk_module__name(m->mod));
 	if (!n) {
 		f.flags = NSK_FRAME_UNRESOLVED;
-		nsk_session__lost(s, "symbols.unresolved", 1);
+		s->unresolved_frames++;
 		return cache(s, &k, emit_frame(s, &f));
 	}
 	for (int i = n - 1; i >= 0; i--) {
@@ -161,7 +164,7 @@ static uint64_t unmapped_frame(struct nsk_session *s, uint32_t pid,
 	if (id)
 		return id;
 	f.module_id = nsk_session__string(s, "[unknown]");
-	nsk_session__lost(s, "symbols.unmapped", 1);
+	s->unmapped_frames++;
 	return cache(s, &k, emit_frame(s, &f));
 }
 
@@ -228,6 +231,25 @@ static struct nsk_map *map_of(struct nsk_session *s, uint32_t pid, uint64_t time
 	}
 	*asp = as;
 	return m;
+}
+
+void nsk_stacks__write_counts(struct nsk_session *s)
+{
+	static const char *const keys[] = { "symbols.unresolved",
+					    "symbols.unmapped" };
+	const uint64_t counts[] = { s->unresolved_frames, s->unmapped_frames };
+	struct nsk_record rec = { .type = NSK_REC_META };
+	char value[24];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(value, sizeof(value), "%" PRIu64, counts[i]);
+		rec.meta.key.data = (const uint8_t *)keys[i];
+		rec.meta.key.len = (uint32_t)strlen(keys[i]);
+		rec.meta.value.data = (const uint8_t *)value;
+		rec.meta.value.len = (uint32_t)strlen(value);
+		if (nsk_session__emit(s, &rec))
+			return;
+	}
 }
 
 const char *nsk_stacks__module_path(struct nsk_session *s, uint32_t pid,
