@@ -4,8 +4,9 @@
 # shares of the unstripped build (60/30/10 by construction); the report
 # names the module that lacked symbols, with its build-id; frames without
 # a name are not lost events.  Several runs of the program in one
-# recording are one row per function.  Then its debug file, put where a
-# -dbgsym package puts it (/usr/lib/debug/.build-id/), gives full names.
+# recording are one row per function.  Then MiniDebugInfo (.gnu_debugdata)
+# gives full names, and so does its debug file, put where a -dbgsym package
+# puts it (/usr/lib/debug/.build-id/).
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 . "$TOP_SRCDIR/tests/e2e/record_lib.sh"
 . "$TOP_SRCDIR/tests/e2e/stripped_lib.sh"
@@ -60,6 +61,26 @@ a=$(fde_name "$BIN" hot_a cpu_hot_s)
 rows=$(grep -cF " $a " "$TMPD/runs")
 [ "$rows" = 1 ] || fail "$rows rows for $a in 5 runs, expected 1"
 echo "ok: 5 runs, one row for $a"
+
+# MiniDebugInfo (Fedora's way): the function symbols, xz-compressed, in
+# .gnu_debugdata of the stripped file; libdwfl reads them
+if command -v xz > /dev/null; then
+	M=$TMPD/cpu_hot_m
+	nm --format=posix --defined-only "$BIN" | awk '$2 ~ /^[TtWw]$/ { print $1 }' > "$TMPD/funcs"
+	objcopy --only-keep-debug "$BIN" "$TMPD/full.debug" &&
+		objcopy -S --remove-section .comment --keep-symbols="$TMPD/funcs" \
+			"$TMPD/full.debug" "$TMPD/mini.debug" &&
+		xz -f "$TMPD/mini.debug" && objcopy --strip-all "$BIN" "$M" &&
+		objcopy --add-section .gnu_debugdata="$TMPD/mini.debug.xz" "$M" ||
+		fail "making a MiniDebugInfo copy"
+	record_hot "$M" "$TMPD/mini.nsk"
+	assert_named "$TMPD/mini.nsk.dump"
+	"$NUSKU" report "$TMPD/mini.nsk" > "$TMPD/mini" 2>&1 || fail "report exited $?"
+	! grep -F "no symbols: $M" "$TMPD/mini" || fail "MiniDebugInfo, yet listed as without symbols"
+	echo "ok: MiniDebugInfo names the stripped copy"
+else
+	echo "note: xz not installed: MiniDebugInfo not tried"
+fi
 
 # the debug file where the -dbgsym package would put it: full names
 if mkdir -p "$(dirname "$DBG")" 2> /dev/null &&
