@@ -38,7 +38,9 @@ struct nsk_debuginfod {
 	struct request *head, **tail;
 	int stop;
 	uint64_t waited_ms; /* by all waiters, against the budget */
-	uint64_t fetch_start_ms;
+	uint64_t fetch_start_ms; /* the fetcher's own, unlocked */
+	uint64_t last_bytes_ms;	 /* when bytes last came */
+	long last_bytes;
 };
 
 static uint64_t now_ms(void)
@@ -56,12 +58,21 @@ static int progress(debuginfod_client *c, long a, long b)
 	struct nsk_debuginfod *d = debuginfod_get_user_data(c);
 	int stop;
 
+	uint64_t now = now_ms();
+
 	pthread_mutex_lock(&d->lock);
 	stop = d->stop;
 	pthread_mutex_unlock(&d->lock);
+	if (a != d->last_bytes) {
+		d->last_bytes = a;
+		d->last_bytes_ms = now;
+	}
+	/* a server that accepts and says nothing would hold the queue for
+	 * libdebuginfod's own timeout (90 s by default) */
 	return stop || a > NSK_DEBUGINFOD_MAX_BYTES ||
 	       b > NSK_DEBUGINFOD_MAX_BYTES ||
-	       now_ms() - d->fetch_start_ms > NSK_DEBUGINFOD_MAX_S * 1000;
+	       now - d->fetch_start_ms > NSK_DEBUGINFOD_MAX_S * 1000 ||
+	       now - d->last_bytes_ms > NSK_DEBUGINFOD_STALL_S * 1000;
 }
 
 static struct request *next_queued(struct nsk_debuginfod *d)
@@ -96,7 +107,8 @@ static void *fetcher(void *arg)
 		r->state = FETCHING;
 		memcpy(id, r->build_id, r->len);
 		len = r->len;
-		d->fetch_start_ms = now_ms();
+		d->fetch_start_ms = d->last_bytes_ms = now_ms();
+		d->last_bytes = -1;
 		pthread_mutex_unlock(&d->lock);
 		fd = c ? debuginfod_find_debuginfo(c, id, (int)len, &path) : -ENOSYS;
 		if (fd >= 0)
@@ -224,6 +236,10 @@ char *nsk_debuginfod__wait(struct nsk_debuginfod *d, const uint8_t *build_id,
 	       pthread_cond_timedwait(&d->cond, &d->lock, &ts) != ETIMEDOUT)
 		;
 	d->waited_ms += now_ms() - start;
+	/* A server too slow for one file holds up every file queued after
+	 * it: no more waiting (files already fetched are still used). */
+	if (r->state != DONE)
+		d->waited_ms = NSK_DEBUGINFOD_BUDGET_MS;
 	if (r->state == DONE && r->path)
 		path = strdup(r->path);
 out:

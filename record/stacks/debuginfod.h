@@ -6,9 +6,10 @@
  * (DEBUGINFOD_CACHE_PATH).  Whoever needs the file first waits for it, but
  * only so long: NSK_DEBUGINFOD_WAIT_MS for one module and
  * NSK_DEBUGINFOD_BUDGET_MS summed over the recording, after which the
- * recording goes on with what it has (names from .eh_frame ranges).  A
- * download is given up past NSK_DEBUGINFOD_MAX_BYTES or
- * NSK_DEBUGINFOD_MAX_S seconds.
+ * recording goes on with what it has (names from .eh_frame ranges); a
+ * wait that timed out ends all waiting, as the queue is held up.  A
+ * download is given up past NSK_DEBUGINFOD_MAX_BYTES, NSK_DEBUGINFOD_MAX_S
+ * seconds, or NSK_DEBUGINFOD_STALL_S seconds without a byte.
  *
  * Compiled out when configure found no libdebuginfod: then
  * nsk_debuginfod__new returns NULL and the rest are never reached.
@@ -23,6 +24,7 @@
 #define NSK_DEBUGINFOD_BUDGET_MS 10000
 #define NSK_DEBUGINFOD_MAX_BYTES (512L << 20)
 #define NSK_DEBUGINFOD_MAX_S 120
+#define NSK_DEBUGINFOD_STALL_S 5
 
 struct nsk_debuginfod;
 

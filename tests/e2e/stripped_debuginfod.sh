@@ -51,4 +51,41 @@ assert_named "$TMPD/s.nsk.dump"
 [ -s "$TMPD/cache/$BID/debuginfo" ] || fail "nothing fetched into the private cache"
 "$NUSKU" report "$TMPD/s.nsk" > "$TMPD/report" 2>&1 || fail "report exited $?"
 ! grep -F "no symbols: $S" "$TMPD/report" || fail "named, yet listed as without symbols"
+echo "ok: the stripped copy named from debuginfod"
+
+# A server that takes the connection and never answers: the recording
+# still ends (its waits are bounded), with the functions by their ranges.
+if command -v python3 > /dev/null; then
+	kill $srv 2> /dev/null
+	wait $srv 2> /dev/null
+	python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(64)
+print(s.getsockname()[1], flush=True)
+held = []
+s.settimeout(1)
+end = time.time() + 300
+while time.time() < end:
+    try:
+        held.append(s.accept()[0])
+    except OSError:
+        pass
+' > "$TMPD/silent.port" &
+	srv=$!
+	for i in $(seq 50); do [ -s "$TMPD/silent.port" ] && break; sleep 0.1; done
+	sport=$(cat "$TMPD/silent.port")
+	[ -n "$sport" ] || fail "the silent server did not start"
+	DEBUGINFOD_URLS=http://127.0.0.1:$sport DEBUGINFOD_CACHE_PATH=$TMPD/cache2 \
+		record_hot "$S" "$TMPD/silent.nsk" 1
+	a=$(fde_name "$BIN" hot_a cpu_hot_s)
+	assert_near "$(self_share "$TMPD/silent.nsk.dump" "$a")" 60 10 "$a self share, silent server"
+	"$NUSKU" report "$TMPD/silent.nsk" > "$TMPD/silent" 2>&1 || fail "report exited $?"
+	grep -qF "# no symbols: $S (build-id $BID)" "$TMPD/silent" ||
+		fail "silent server: no 'no symbols' line"
+	echo "ok: a silent server holds nothing up for good"
+else
+	echo "note: python3 not installed: the silent server not tried"
+fi
 echo "stripped_debuginfod: ok"
