@@ -240,10 +240,19 @@ static void summary_text(struct nsk_report *rep, FILE *f)
 		}
 		fprintf(f, ")\n");
 	}
-	if (unresolved + unknown)
+	if (unresolved + unknown) {
+		/* the recorder's own count says which had no mapping (1.2) */
+		int64_t unmapped = query_int(rep, "SELECT max(CAST(value AS "
+					     "INTEGER)) FROM meta WHERE key = "
+					     "'symbols.unmapped'");
+
 		fprintf(f, "# unresolved frames: %" PRId64 " (%" PRId64
-			" without a symbol, %" PRId64 " never defined)\n",
-			unresolved + unknown, unresolved, unknown);
+			" without a symbol", unresolved + unknown, unresolved);
+		if (unmapped)
+			fprintf(f, ", %" PRId64 " of them outside any mapping",
+				unmapped);
+		fprintf(f, ", %" PRId64 " never defined)\n", unknown);
+	}
 	nwarn = nsk_report__no_symbols_text(rep, warn, 8, &more);
 	for (int i = 0; i < nwarn; i++) {
 		fputs("# ", f);
