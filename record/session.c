@@ -594,6 +594,7 @@ static int finish(struct nsk_session *s)
 	poll_signals(s, 1);
 	drain(s);
 	write_cost(s);
+	nsk_stacks__write_counts(s->stk);
 	now = nsk_session__now();
 	flush_losses(s, now);
 	rec.end.time = now;

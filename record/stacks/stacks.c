@@ -10,6 +10,7 @@
  * come from kallsyms and are keyed by address.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,7 @@ static uint64_t kernel_frame(struct nsk_stacks *st, uint64_t addr)
 	} else {
 		f.flags |= NSK_FRAME_UNRESOLVED;
 		snprintf(buf, sizeof(buf), "[kernel]");
-		nsk_stacks__lost(st, "symbols.unresolved", 1);
+		st->unresolved_frames++;
 	}
 	f.module_id = nsk_stacks__string(st, buf);
 	return cache(st, &k, emit_frame(st, &f));
@@ -102,6 +103,8 @@ static int emit_mapping(struct nsk_stacks *st, struct nsk_aspace *as,
 	rec.mapping.path_id = nsk_stacks__string(st, nsk_module__path(m->mod));
 	rec.mapping.build_id.data = bid;
 	rec.mapping.build_id.len = (uint32_t)bid_len;
+	if (nsk_module__lacks_symbols(m->mod))
+		rec.mapping.flags |= NSK_MAPPING_NO_SYMBOLS;
 	err = nsk_stacks__emit(st, &rec);
 	if (err)
 		return err;
@@ -130,7 +133,7 @@ static uint64_t module_frame(struct nsk_stacks *st, struct nsk_aspace *as,
 	f.module_id = nsk_stacks__string(st, nsk_module__name(m->mod));
 	if (!n) {
 		f.flags = NSK_FRAME_UNRESOLVED;
-		nsk_stacks__lost(st, "symbols.unresolved", 1);
+		st->unresolved_frames++;
 		return cache(st, &k, emit_frame(st, &f));
 	}
 	for (int i = n - 1; i >= 0; i--) {
@@ -159,7 +162,7 @@ static uint64_t unmapped_frame(struct nsk_stacks *st, uint32_t pid,
 	if (id)
 		return id;
 	f.module_id = nsk_stacks__string(st, "[unknown]");
-	nsk_stacks__lost(st, "symbols.unmapped", 1);
+	st->unmapped_frames++;
 	return cache(st, &k, emit_frame(st, &f));
 }
 
@@ -231,6 +234,25 @@ static struct nsk_map *map_of(struct nsk_stacks *st, uint32_t pid, uint64_t time
 	}
 	*asp = as;
 	return m;
+}
+
+void nsk_stacks__write_counts(struct nsk_stacks *st)
+{
+	static const char *const keys[] = { "symbols.unresolved",
+					    "symbols.unmapped" };
+	const uint64_t counts[] = { st->unresolved_frames, st->unmapped_frames };
+	struct nsk_record rec = { .type = NSK_REC_META };
+	char value[24];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(value, sizeof(value), "%" PRIu64, counts[i]);
+		rec.meta.key.data = (const uint8_t *)keys[i];
+		rec.meta.key.len = (uint32_t)strlen(keys[i]);
+		rec.meta.value.data = (const uint8_t *)value;
+		rec.meta.value.len = (uint32_t)strlen(value);
+		if (nsk_stacks__emit(st, &rec))
+			return;
+	}
 }
 
 const char *nsk_stacks__module_path(struct nsk_stacks *st, uint32_t pid,

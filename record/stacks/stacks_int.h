@@ -25,6 +25,9 @@ struct nsk_stacks {
 	int ksyms_tried;
 	struct nsk_unwinder *unwinder; /* DWARF, made on first use (ustack.c) */
 	struct nsk_intern *fp_cache;   /* (module, address) -> keeps frame pointers */
+	/* distinct frames left without a name (meta symbols.*, format 1.2):
+	 * not lost events, so never LOSS records */
+	uint64_t unresolved_frames, unmapped_frames;
 };
 
 static inline int nsk_stacks__emit(struct nsk_stacks *st, const struct nsk_record *rec)
