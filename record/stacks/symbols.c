@@ -18,6 +18,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include "record/stacks/demangle_rust.h"
 #include "record/stacks/intern.h"
 #include "record/stacks/symbols.h"
 
@@ -59,8 +60,12 @@ static const Dwfl_Callbacks callbacks = {
 char *nsk_demangle(const char *name)
 {
 	int status = -1;
-	char *d;
+	char *d = nsk_demangle_rust(name);
 
+	/* Rust's legacy names are Itanium-shaped: asked first, so they do
+	 * not come out with their $LT$ escapes and hash */
+	if (d)
+		return d;
 	if (!name || name[0] != '_' || name[1] != 'Z')
 		return NULL;
 	d = __cxa_demangle(name, NULL, NULL, &status);
