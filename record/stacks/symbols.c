@@ -21,6 +21,7 @@
 #include "record/stacks/demangle_rust.h"
 #include "record/stacks/intern.h"
 #include "record/stacks/symbols.h"
+#include "record/stacks/vdso.h"
 
 /* From libstdc++ (the C++ ABI); declared here so this file stays C. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
@@ -191,6 +192,9 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 	m->name = slash ? slash + 1 : m->path;
 	m->serial = s->n + 1;
 	m->fd = -1;
+	/* the vdso has no file: a copy of its image stands for one */
+	if (!open_path && !strcmp(path, "[vdso]"))
+		open_path = nsk_vdso__path();
 	if (open_path)
 		module_open(m, open_path);
 	if (nsk_intern__add(s->index, key, plen + 8, s->n + 1)) {
