@@ -32,6 +32,7 @@
 #include "config.h"
 #include "record/stacks/intern.h"
 #include "record/stacks/kallsyms.h"
+#include "record/stacks/perfmap.h"
 #include "record/spill.h"
 #include "record/procs/proc_watch.h"
 #include "record/record.h"
@@ -385,6 +386,7 @@ static void session_free(struct nsk_session *s)
 	nsk_intern__free(s->stacks);
 	nsk_unwinder__free(s->unwinder);
 	nsk_intern__free(s->fp_cache);
+	nsk_perfmaps__free(s->perfmaps);
 	nsk_symbols__free(s->syms);
 	nsk_kallsyms__free(s->ksyms);
 	nsk_kallsyms_loader__free(s->ksyms_loader);

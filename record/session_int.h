@@ -15,6 +15,7 @@
 struct nsk_intern;
 struct nsk_symbols;
 struct nsk_kallsyms;
+struct nsk_perfmaps;
 struct nsk_spill;
 struct nsk_kallsyms_loader;
 struct nsk_aspace;
@@ -60,6 +61,7 @@ struct nsk_session {
 	uint64_t emitted; /* records, for ticking the writer in long drains */
 	struct nsk_unwinder *unwinder; /* DWARF, made on first use (ustack.c) */
 	struct nsk_intern *fp_cache;   /* (module, address) -> keeps frame pointers */
+	struct nsk_perfmaps *perfmaps; /* JIT names, made on first use (perfmap.h) */
 	uint64_t kernel_module_id; /* string id of "[kernel]" */
 
 	/* processes: pid -> index + 1 into procs */
@@ -137,6 +139,9 @@ uint64_t nsk_stacks__intern(struct nsk_session *s, uint32_t pid,
 			    const uint64_t *uips, uint32_t nu, uint32_t flags);
 
 /* The file mapped at addr in pid at time, "" when none is known. */
+/* A process appeared (launched, forked, exec'd, attached): what the stack
+ * room must take while it lives (its root, for its JIT map). */
+void nsk_stacks__new_process(struct nsk_session *s, uint32_t pid);
 const char *nsk_stacks__module_path(struct nsk_session *s, uint32_t pid,
 				    uint64_t time, uint64_t addr);
 

@@ -277,6 +277,7 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 	err = nsk_session__emit(s, &rec);
 	if (err)
 		return err;
+	nsk_stacks__new_process(s, pid);
 
 	/* Address space: a fork starts with its parent's; better, with its
 	 * own maps snapshotted at the fork, which are newer than ours. */

@@ -21,11 +21,12 @@
 #include "record/own.h"
 #include "nusku/events/sampler.h"
 #include "record/session_int.h"
+#include "record/stacks/perfmap.h"
 #include "record/stacks/symbols.h"
 #include <nusku/events/common.h>
 
 /* Frame keys: which kind of address, then what identifies it. */
-enum { KEY_KERNEL = 1, KEY_MODULE, KEY_UNMAPPED };
+enum { KEY_KERNEL = 1, KEY_MODULE, KEY_UNMAPPED, KEY_JIT };
 
 struct frame_key {
 	uint64_t kind;
@@ -151,6 +152,39 @@ static uint64_t module_frame(struct nsk_session *s, struct nsk_aspace *as,
 	return cache(s, &k, parent);
 }
 
+/* Code a JIT compiled into an anonymous mapping, named by the process's
+ * perf map (record/stacks/perfmap.h); 0 when the map does not name it.
+ * Its name is written into the recording like any other, so the recording
+ * does not need the map file.  Keyed by pid: the address is the process's.
+ * m is NULL for code mapped since the maps were last read (a JIT maps
+ * more as it goes): the process's own map naming it is enough. */
+static uint64_t jit_frame(struct nsk_session *s, struct nsk_aspace *as,
+			  struct nsk_map *m, uint32_t pid, uint64_t addr)
+{
+	struct frame_key k = { KEY_JIT, pid, addr, 0 };
+	struct nsk_rec_frame f = { .addr = addr };
+	uint64_t id = nsk_intern__find(s->frames, &k, sizeof(k)), start;
+	const char *name;
+
+	if (id)
+		return id;
+	if (!s->perfmaps && nsk_perfmaps__new(NULL, &s->perfmaps))
+		return 0;
+	name = nsk_perfmaps__find(s->perfmaps, pid, addr, &start);
+	if (!name || (m && emit_mapping(s, as, m)))
+		return 0;
+	f.mapping_id = m ? m->mapping_id : 0;
+	f.function_id = nsk_session__string(s, name);
+	f.module_id = nsk_session__string(s, "[jit]");
+	return cache(s, &k, emit_frame(s, &f));
+}
+
+void nsk_stacks__new_process(struct nsk_session *s, uint32_t pid)
+{
+	if (s->perfmaps || !nsk_perfmaps__new(NULL, &s->perfmaps))
+		nsk_perfmaps__watch(s->perfmaps, pid);
+}
+
 static uint64_t unmapped_frame(struct nsk_session *s, uint32_t pid,
 			       const struct nsk_aspace *as, uint64_t addr)
 {
@@ -259,6 +293,13 @@ static uint64_t user_frame(struct nsk_session *s, uint32_t pid, uint64_t time,
 
 	if (!m && as && is_trampoline(as, addr))
 		return trampoline_frame(s, pid, as, addr);
+	/* the process's own map file: a forked child writes its own */
+	if (!m || (!m->file && !strcmp(name, "[anon]"))) {
+		uint64_t id = jit_frame(s, as, m, pid, addr);
+
+		if (id)
+			return id;
+	}
 	if (!m)
 		return unmapped_frame(s, pid, as, addr);
 	return module_frame(s, as, m,
