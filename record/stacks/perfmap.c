@@ -47,11 +47,15 @@ struct pmap {
 /* Roots held at once: past this, the oldest is let go (its process is
  * then found through /proc, while it lives). */
 #define ROOTS_MAX 256
+/* Map files held open at once, so that thousands of JIT processes cannot
+ * take the recorder's descriptors: past this, no more are opened. */
+#define FILES_MAX 512
 
 struct nsk_perfmaps {
 	char *proc;
 	struct pmap *roots[ROOTS_MAX]; /* a ring of the pmaps holding one */
 	size_t next_root;
+	size_t nfiles;
 	struct nsk_intern *index; /* pid -> 1 + index in maps */
 	struct pmap **maps;
 	size_t n, cap;
@@ -202,7 +206,7 @@ static void try_open(struct nsk_perfmaps *pm, struct pmap *p)
 	int fd;
 
 	p->retry_at = now_ns() + RETRY_NS;
-	if (p->root < 0 && hold_root(pm, p))
+	if (pm->nfiles >= FILES_MAX || (p->root < 0 && hold_root(pm, p)))
 		return;
 	snprintf(rel, sizeof(rel), "tmp/perf-%u.map", p->nspid);
 	fd = open_in_root(p->root, rel);
@@ -217,6 +221,7 @@ static void try_open(struct nsk_perfmaps *pm, struct pmap *p)
 		return;
 	}
 	p->fd = fd;
+	pm->nfiles++;
 }
 
 static int add_name(struct pmap *p, const char *s, size_t len, uint32_t *off)
@@ -407,8 +412,10 @@ void nsk_perfmaps__watch(struct nsk_perfmaps *pm, uint32_t pid)
 	if (!p)
 		return;
 	/* a pid seen again is a new process (or a new program): start over */
-	if (p->fd >= 0)
+	if (p->fd >= 0) {
 		close(p->fd);
+		pm->nfiles--;
+	}
 	p->fd = -1;
 	p->dead = 0;
 	p->retry_at = 0;

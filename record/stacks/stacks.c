@@ -161,7 +161,8 @@ static uint64_t module_frame(struct nsk_session *s, struct nsk_aspace *as,
 static uint64_t jit_frame(struct nsk_session *s, struct nsk_aspace *as,
 			  struct nsk_map *m, uint32_t pid, uint64_t addr)
 {
-	struct frame_key k = { KEY_JIT, pid, addr, 0 };
+	/* a new program in the pid (exec, or the pid reused) is new code */
+	struct frame_key k = { KEY_JIT, pid, addr, as ? as->since : 0 };
 	struct nsk_rec_frame f = { .addr = addr };
 	uint64_t id = nsk_intern__find(s->frames, &k, sizeof(k)), start;
 	const char *name;
