@@ -33,6 +33,7 @@ struct pmap {
 	uint32_t pid;
 	int fd;		 /* -1: not found (yet) */
 	int root;	 /* the process's root, held from its start, or -1 */
+	int tmp;	 /* its /tmp then (a mount that may be gone later), or -1 */
 	size_t slot;	 /* 1 + its place in the ring of roots, 0: none */
 	uint32_t nspid, euid; /* read with root */
 	int dead;	 /* refused (not a regular file, not the process's) */
@@ -46,10 +47,10 @@ struct pmap {
 
 /* Roots held at once: past this, the oldest is let go (its process is
  * then found through /proc, while it lives). */
-#define ROOTS_MAX 256
+#define ROOTS_MAX 128
 /* Map files held open at once, so that thousands of JIT processes cannot
  * take the recorder's descriptors: past this, no more are opened. */
-#define FILES_MAX 512
+#define FILES_MAX 256
 
 struct nsk_perfmaps {
 	char *proc;
@@ -98,6 +99,8 @@ void nsk_perfmaps__free(struct nsk_perfmaps *pm)
 			close(pm->maps[i]->fd);
 		if (pm->maps[i]->root >= 0)
 			close(pm->maps[i]->root);
+		if (pm->maps[i]->tmp >= 0)
+			close(pm->maps[i]->tmp);
 		free(pm->maps[i]->v);
 		free(pm->maps[i]->names);
 		free(pm->maps[i]);
@@ -151,10 +154,10 @@ static int read_status(const char *proc, uint32_t pid, uint32_t *nspid,
 /* Opens tmp/perf-NSPID.map under the process's root, resolving every link
  * inside that root (a /tmp that is a symlink in a container points into
  * the container, not into ours), never following the last one. */
-static int open_in_root(int root, const char *rel)
+static int open_in_root(int root, const char *rel, int flags)
 {
 	struct open_how how = {
-		.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+		.flags = (uint64_t)flags | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	long fd = syscall(SYS_openat2, root, rel, &how, sizeof(how));
@@ -163,7 +166,8 @@ static int open_in_root(int root, const char *rel)
 	if (fd >= 0 || errno != ENOSYS)
 		return (int)fd;
 	/* before Linux 5.6: refuse a /tmp that is a link */
-	if (fstatat(root, "tmp", &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
+	if (strchr(rel, '/') &&
+	    (fstatat(root, "tmp", &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode)))
 		return -1;
 	return openat(root, rel, (int)how.flags);
 }
@@ -172,7 +176,9 @@ static void drop_root(struct nsk_perfmaps *pm, struct pmap *p)
 {
 	if (p->root >= 0)
 		close(p->root);
-	p->root = -1;
+	if (p->tmp >= 0)
+		close(p->tmp);
+	p->root = p->tmp = -1;
 	if (p->slot)
 		pm->roots[p->slot - 1] = NULL;
 	p->slot = 0;
@@ -191,6 +197,10 @@ static int hold_root(struct nsk_perfmaps *pm, struct pmap *p)
 	p->root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (p->root < 0)
 		return -errno;
+	/* A container's /tmp is often a mount of its own, unmounted when its
+	 * mount namespace ends, maybe before the last samples are
+	 * symbolized: holding it keeps it readable. */
+	p->tmp = open_in_root(p->root, "tmp", O_PATH | O_DIRECTORY);
 	i = pm->next_root++ % ROOTS_MAX;
 	if (pm->roots[i])
 		drop_root(pm, pm->roots[i]);
@@ -208,8 +218,13 @@ static void try_open(struct nsk_perfmaps *pm, struct pmap *p)
 	p->retry_at = now_ns() + RETRY_NS;
 	if (pm->nfiles >= FILES_MAX || (p->root < 0 && hold_root(pm, p)))
 		return;
+	/* the /tmp held, else the one there now (mounted since) */
+	snprintf(rel, sizeof(rel), "perf-%u.map", p->nspid);
+	fd = p->tmp >= 0 ? openat(p->tmp, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+				  O_CLOEXEC) : -1;
 	snprintf(rel, sizeof(rel), "tmp/perf-%u.map", p->nspid);
-	fd = open_in_root(p->root, rel);
+	if (fd < 0)
+		fd = open_in_root(p->root, rel, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		return;
 	drop_root(pm, p);
@@ -396,7 +411,7 @@ static struct pmap *pmap_of(struct nsk_perfmaps *pm, uint32_t pid)
 		return NULL;
 	p->pid = pid;
 	p->fd = -1;
-	p->root = -1;
+	p->root = p->tmp = -1;
 	if (nsk_intern__add(pm->index, &pid, sizeof(pid), pm->n + 1)) {
 		free(p);
 		return NULL;

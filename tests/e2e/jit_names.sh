@@ -36,11 +36,11 @@ jit_share "$TMPD/n.nsk" "same namespaces"
 
 # In new pid and mount namespaces, with a /tmp of their own: node is pid
 # 3 there and writes /tmp/perf-3.map where only its namespace sees it.  The
-# shell stays a second after node, so the namespace (and its /tmp) still
-# exists when node's last samples are symbolized.
+# namespace, and its /tmp with it, ends with node: the recorder holds that
+# /tmp from node's exec on, so samples symbolized later still find the map.
 unshare -m -p -f --mount-proc true 2>/dev/null || {
 	echo "SKIP part: unshare cannot make pid and mount namespaces here"; exit 0; }
 "$NUSKU" record -q -e cpu -o "$TMPD/ns.nsk" -- unshare -m -p -f --mount-proc \
-	sh -c 'mount -t tmpfs tmpfs /tmp && "$0" --perf-basic-prof "$1" 1 && sleep 1' \
+	sh -c 'mount -t tmpfs tmpfs /tmp && "$0" --perf-basic-prof "$1" 1' \
 	"$NODE" "$js" >"$TMPD/out" || fail "record in namespaces exited $?"
 jit_share "$TMPD/ns.nsk" "own pid and mount namespaces"

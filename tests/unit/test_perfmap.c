@@ -173,7 +173,7 @@ END_TEST
 START_TEST(test_after_exit)
 {
 	struct nsk_perfmaps *pm = perfmaps();
-	char p[PATH_MAX + 64];
+	char p[PATH_MAX + 64], t[PATH_MAX + 64];
 	uint64_t start;
 
 	make_proc(500, 9, getuid());
@@ -187,6 +187,20 @@ START_TEST(test_after_exit)
 	make_proc(500, 500, getuid());
 	nsk_perfmaps__watch(pm, 500);
 	ck_assert_ptr_null(nsk_perfmaps__find(pm, 500, 0x1000, &start));
+	nsk_perfmaps__free(pm);
+
+	/* 501's /tmp (a mount of its namespace) is gone from its root by the
+	 * time it is read: the /tmp held from its start still has the file */
+	pm = perfmaps();
+	make_proc(501, 501, getuid());
+	nsk_perfmaps__watch(pm, 501);
+	snprintf(p, sizeof(p), "%s/root501/tmp", dir);
+	snprintf(t, sizeof(t), "%s/root501/unmounted", dir);
+	ck_assert_int_eq(rename(p, t), 0);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/root501/unmounted/perf-501.map", dir);
+	write_file(p, "w", "2000 10 in the held tmp\n");
+	ck_assert_str_eq(nsk_perfmaps__find(pm, 501, 0x2000, &start), "in the held tmp");
 	nsk_perfmaps__free(pm);
 }
 END_TEST
