@@ -2,7 +2,9 @@
  *
  * One table per process: its entries sorted by start, their names in one
  * arena.  The file is kept open once found, so what the program appends
- * after it exits (or after its /proc entry is gone) is still read.  A
+ * after it exits (or after its /proc entry is gone) is still read; before
+ * it is found, the process's root and /tmp, held from the process's start
+ * (nsk_perfmaps__watch), let it be opened after the process is gone.  A
  * process without a file is looked for again at most every RETRY_NS, so a
  * program full of anonymous code and no map costs one open per interval.
  */
