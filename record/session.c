@@ -611,10 +611,11 @@ static int finish(struct nsk_session *s)
 	return s->err;
 }
 
-/* A new process or program (procs/): the signals that attach probes to
- * what a process maps learn of it. */
+/* A new process or program (procs/): the stack room learns of it, and
+ * the signals that attach probes to what a process maps. */
 static void notify_signals(struct nsk_session *s, uint32_t pid)
 {
+	nsk_stacks__new_process(s->stk, pid); /* first: the stack room holds its root */
 	for (int i = 0; i < s->nsigs; i++) {
 		const struct nsk_signal *sig = s->sigs[i].sig;
 		int err;

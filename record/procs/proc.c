@@ -218,6 +218,7 @@ static void kernel_map(struct nsk_session *s, const struct nsk_proc_item *it)
 	const struct nsk_mmap_ev *ev = &it->map;
 	struct nsk_proc *p = nsk_proc__get(s, ev->pid, 0);
 	struct nsk_map m = { 0 };
+	const char *path;
 
 	if (!p || !p->as || p->as->since > ev->time)
 		return; /* not followed; or made by a program since replaced
@@ -239,10 +240,11 @@ static void kernel_map(struct nsk_session *s, const struct nsk_proc_item *it)
 	m.end = ev->start + ev->len;
 	m.pgoff = ev->pgoff;
 	m.ino = ev->ino;
-	m.file = ev->path[0] == '/';
-	m.mod = nsk_maps__module(s->syms, p->pid,
-				 !strcmp(ev->path, "//anon") ? "" : ev->path,
-				 ev->ino, m.start, m.end, it->map_fd);
+	/* perf names anonymous memory "//anon"; /proc/PID/maps gives "" */
+	path = !strcmp(ev->path, "//anon") ? "" : ev->path;
+	m.file = path[0] == '/';
+	m.mod = nsk_maps__module(s->syms, p->pid, path, ev->ino, m.start, m.end,
+				 it->map_fd);
 	if (!m.mod || nsk_aspace__map(p->as, &m))
 		s->sink.lost(s->sink.ctx, "proc.maps", 1);
 	if (p->as->read_at < ev->time)

@@ -20,13 +20,14 @@
 #include "record/stacks/intern.h"
 #include "record/stacks/kallsyms.h"
 #include "record/stacks/stacks_int.h"
+#include "record/stacks/perfmap.h"
 #include "record/stacks/symbols.h"
 #include "record/stacks/unwind.h"
 #include <nusku/events/common.h>
 #include <nusku/events/sampler.h>
 
 /* Frame keys: which kind of address, then what identifies it. */
-enum { KEY_KERNEL = 1, KEY_MODULE, KEY_UNMAPPED };
+enum { KEY_KERNEL = 1, KEY_MODULE, KEY_UNMAPPED, KEY_JIT };
 
 struct frame_key {
 	uint64_t kind;
@@ -150,6 +151,40 @@ static uint64_t module_frame(struct nsk_stacks *st, struct nsk_aspace *as,
 			return 0;
 	}
 	return cache(st, &k, parent);
+}
+
+/* Code a JIT compiled into an anonymous mapping, named by the process's
+ * perf map (record/stacks/perfmap.h); 0 when the map does not name it.
+ * Its name is written into the recording like any other, so the recording
+ * does not need the map file.  Keyed by pid: the address is the process's.
+ * m is NULL for code mapped since the maps were last read (a JIT maps
+ * more as it goes): the process's own map naming it is enough. */
+static uint64_t jit_frame(struct nsk_stacks *st, struct nsk_aspace *as,
+			  struct nsk_map *m, uint32_t pid, uint64_t addr)
+{
+	/* a new program in the pid (exec, or the pid reused) is new code */
+	struct frame_key k = { KEY_JIT, pid, addr, as ? as->since : 0 };
+	struct nsk_rec_frame f = { .addr = addr };
+	uint64_t id = nsk_intern__find(st->frames, &k, sizeof(k)), start;
+	const char *name;
+
+	if (id)
+		return id;
+	if (!st->perfmaps && nsk_perfmaps__new(NULL, &st->perfmaps))
+		return 0;
+	name = nsk_perfmaps__find(st->perfmaps, pid, addr, &start);
+	if (!name || (m && emit_mapping(st, as, m)))
+		return 0;
+	f.mapping_id = m ? m->mapping_id : 0;
+	f.function_id = nsk_stacks__string(st, name);
+	f.module_id = nsk_stacks__string(st, "[jit]");
+	return cache(st, &k, emit_frame(st, &f));
+}
+
+void nsk_stacks__new_process(struct nsk_stacks *st, uint32_t pid)
+{
+	if (st->perfmaps || !nsk_perfmaps__new(NULL, &st->perfmaps))
+		nsk_perfmaps__watch(st->perfmaps, pid);
 }
 
 static uint64_t unmapped_frame(struct nsk_stacks *st, uint32_t pid,
@@ -284,6 +319,13 @@ static uint64_t user_frame(struct nsk_stacks *st, uint32_t pid, uint64_t time,
 
 	if (!m && as && is_trampoline(as, addr))
 		return trampoline_frame(st, pid, as, addr);
+	/* the process's own map file: a forked child writes its own */
+	if (!m || (!m->file && !strcmp(name, "[anon]"))) {
+		uint64_t id = jit_frame(st, as, m, pid, addr);
+
+		if (id)
+			return id;
+	}
 	if (!m)
 		return unmapped_frame(st, pid, as, addr);
 	return module_frame(st, as, m,
@@ -408,6 +450,7 @@ void nsk_stacks__free(struct nsk_stacks *st)
 	nsk_intern__free(st->stacks);
 	nsk_unwinder__free(st->unwinder);
 	nsk_intern__free(st->fp_cache);
+	nsk_perfmaps__free(st->perfmaps);
 	nsk_symbols__free(st->syms);
 	nsk_kallsyms__free(st->ksyms);
 	nsk_kallsyms_loader__free(st->ksyms_loader);

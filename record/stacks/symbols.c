@@ -25,8 +25,10 @@
 #include "record/stacks/debuginfo.h"
 #include "record/stacks/debuginfod.h"
 #include "record/stacks/fde_ranges.h"
+#include "record/stacks/demangle_rust.h"
 #include "record/stacks/intern.h"
 #include "record/stacks/symbols.h"
+#include "record/stacks/vdso.h"
 
 /* From libstdc++ (the C++ ABI); declared here so this file stays C. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
@@ -71,8 +73,12 @@ static const Dwfl_Callbacks callbacks = {
 char *nsk_demangle(const char *name)
 {
 	int status = -1;
-	char *d;
+	char *d = nsk_demangle_rust(name);
 
+	/* Rust's legacy names are Itanium-shaped: asked first, so they do
+	 * not come out with their $LT$ escapes and hash */
+	if (d)
+		return d;
 	if (!name || name[0] != '_' || name[1] != 'Z')
 		return NULL;
 	d = __cxa_demangle(name, NULL, NULL, &status);
@@ -193,8 +199,20 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 	memcpy(key, &ino, 8);
 	memcpy(key + 8, path, plen);
 	idx = nsk_intern__find(s->index, key, plen + 8);
-	if (idx)
-		return s->mods[idx - 1];
+	if (idx) {
+		m = s->mods[idx - 1];
+		/* a module first seen when its file could not be opened (a
+		 * process gone a moment after it mapped the file, in a mount
+		 * namespace we cannot see): another process mapping the same
+		 * file may hold it open now */
+		if (!m->dwmod && m->fd < 0 && open_path) {
+			if (m->dwfl)
+				dwfl_end(m->dwfl);
+			m->dwfl = NULL;
+			module_open(m, open_path, s->dbgd);
+		}
+		return m;
+	}
 	m = calloc(1, sizeof(*m));
 	mods = s->mods;
 	if ((s->n & (s->n - 1)) == 0) /* grow at powers of two */
@@ -210,6 +228,9 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 	m->name = slash ? slash + 1 : m->path;
 	m->serial = s->n + 1;
 	m->fd = -1;
+	/* the vdso has no file: a copy of its image stands for one */
+	if (!open_path && !strcmp(path, "[vdso]"))
+		open_path = nsk_vdso__path();
 	if (open_path)
 		module_open(m, open_path, s->dbgd);
 	if (nsk_intern__add(s->index, key, plen + 8, s->n + 1)) {
