@@ -55,6 +55,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define NR_BRK 214
 #endif
 #define MAP_ANONYMOUS_ 0x20
+#define EEXIST_ 17 /* bpf_get_stackid: the stack's bucket holds another */
 
 #define RING_BYTES (16 << 20)
 
@@ -372,6 +373,38 @@ lost:
 	return 1;
 }
 
+/* The map's bucket for this stack holds another one: the walk goes in
+ * the record (nusku/events/alloc.h, NSK_ALLOC_STACK_INLINE). */
+static __always_inline int emit_inline(void *ctx, __u32 tgid, __u64 addr,
+				  __u64 size, __u64 old, __u64 weight, __u32 fn,
+				  __u32 type)
+{
+	const __u32 total = sizeof(struct nsk_ev_alloc) + sizeof(struct nsk_ev_alloc_ips);
+	struct nsk_ev_alloc_ips *ips;
+	struct nsk_ev_alloc *e;
+	long n;
+
+	e = bpf_ringbuf_reserve(&alloc_events, total, 0);
+	if (!e) {
+		count_lost(NSK_ALLOC_LOST_RINGBUF);
+		return 0;
+	}
+	ips = (void *)(e + 1);
+	n = bpf_get_stack(ctx, ips->ips, sizeof(ips->ips), BPF_F_USER_STACK);
+	if (n <= 0) {
+		bpf_ringbuf_discard(e, 0);
+		count_lost(NSK_ALLOC_LOST_STACK);
+		return 0;
+	}
+	ips->n = (__u32)(n / 8);
+	ips->pad = 0;
+	fill_alloc(e, tgid, addr, size, old, weight, fn, NSK_ALLOC_STACK_INLINE);
+	e->hdr.type = type;
+	e->hdr.size = total;
+	bpf_ringbuf_submit(e, wake_flags(total, total));
+	return 0;
+}
+
 /* copy: may carry a stack copy (at the allocator's return, where the
  * registers are the caller's; or from the registers at).  type:
  * NSK_EV_ALLOC, or NSK_EV_ALLOC_SAMPLED with old = the call site. */
@@ -383,6 +416,8 @@ static __always_inline int emit_alloc_as(void *ctx, __u32 tgid, __u64 addr,
 	__s32 sid = bpf_get_stackid(ctx, &alloc_stacks, BPF_F_USER_STACK);
 	struct nsk_ev_alloc *e;
 
+	if (sid == -EEXIST_)
+		return emit_inline(ctx, tgid, addr, size, old, weight, fn, type);
 	if (sid < 0)
 		count_lost(NSK_ALLOC_LOST_STACK);
 	else if (copy && ustack_bytes &&

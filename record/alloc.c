@@ -70,6 +70,9 @@ struct alloc_state {
 	struct nsk_alloc_attach *attach;
 	struct bpf_link *sys_exit;
 	int stacks_fd;
+	/* the walk the record being handled carried itself, if it did
+	 * (stack_id NSK_ALLOC_STACK_INLINE) */
+	const struct nsk_ev_alloc_ips *inline_ips;
 	int needs_fd; /* copy_needs: bytes of stack to copy per (pid, id) */
 	struct stack_slot *slots; /* open addressing, power of two */
 	size_t nslots, used;
@@ -124,21 +127,39 @@ static int cache_grow(struct alloc_state *st)
 	return 0;
 }
 
+/* The walk of map stack id sid into ips (NSK_MAX_STACK_DEPTH, zeroed
+ * past the end), from the map or from the record; -1 when there is none. */
+static int stack_ips(struct alloc_state *st, int32_t sid, uint64_t *ips)
+{
+	uint32_t id32 = (uint32_t)sid, n = 0;
+
+	memset(ips, 0, NSK_MAX_STACK_DEPTH * sizeof(*ips));
+	if (sid == NSK_ALLOC_STACK_INLINE && st->inline_ips) {
+		n = st->inline_ips->n;
+		if (n > NSK_MAX_STACK_DEPTH)
+			n = NSK_MAX_STACK_DEPTH;
+		memcpy(ips, st->inline_ips->ips, n * sizeof(*ips));
+		return (int)n;
+	}
+	if (sid < 0 || bpf_map_lookup_elem(st->stacks_fd, &id32, ips))
+		return -1;
+	while (n < NSK_MAX_STACK_DEPTH && ips[n])
+		n++;
+	return (int)n;
+}
+
 /* The stack of an mmap or brk: the map's stack with the wrapper's caller
  * put back after the leaf (see alloc_sys_exit).  Not cached: rare. */
 static uint64_t syscall_stack_of(struct alloc_state *st, uint32_t pid,
 				 uint64_t time, int32_t sid, uint64_t caller)
 {
 	uint64_t ips[NSK_MAX_STACK_DEPTH + 1];
-	uint32_t n = 0, id32 = (uint32_t)sid;
+	uint32_t n;
+	int got = stack_ips(st, sid, ips + 1);
 
-	if (sid < 0)
+	if (got < 0)
 		return 0;
-	memset(ips, 0, sizeof(ips));
-	if (bpf_map_lookup_elem(st->stacks_fd, &id32, ips + 1))
-		return 0;
-	while (n < NSK_MAX_STACK_DEPTH && ips[n + 1])
-		n++;
+	n = (uint32_t)got;
 	ips[0] = ips[1];
 	if (caller && n > 0 && caller != ips[2]) {
 		ips[1] = caller;
@@ -214,9 +235,22 @@ static uint64_t stack_of(struct alloc_state *st, uint32_t pid, uint64_t time,
 {
 	uint64_t key = ((uint64_t)pid << 32) | (uint32_t)sid | (1ULL << 63);
 	uint64_t ips[NSK_MAX_STACK_DEPTH], id;
-	uint32_t n = 0, id32 = (uint32_t)sid, flags, need;
+	uint32_t n = 0, flags, need;
 	struct stack_slot *slot;
 
+	if (sid == NSK_ALLOC_STACK_INLINE) {
+		/* not in the map: nothing to cache by its id */
+		int got = stack_ips(st, sid, ips);
+
+		if (got <= 0)
+			return 0;
+		n = (uint32_t)got;
+		if (site)
+			cut_at(ips, &n, site);
+		return nsk_session__stack_at(st->s, pid, time, NULL, 0, ips, n,
+					     NSK_STACK_UNWIND_FP |
+					     (n == NSK_MAX_STACK_DEPTH ? NSK_STACK_TRUNCATED : 0));
+	}
 	if (sid < 0 || !(slot = slot_of(st, key)))
 		return 0;
 	if (slot->id && (!copy || slot->need == 0)) {
@@ -230,11 +264,11 @@ static uint64_t stack_of(struct alloc_state *st, uint32_t pid, uint64_t time,
 		n = slot->n;
 		memcpy(ips, slot->ips, n * sizeof(*ips));
 	} else {
-		memset(ips, 0, sizeof(ips));
-		if (bpf_map_lookup_elem(st->stacks_fd, &id32, ips))
+		int got = stack_ips(st, sid, ips);
+
+		if (got < 0)
 			return 0;
-		while (n < NSK_MAX_STACK_DEPTH && ips[n])
-			n++;
+		n = (uint32_t)got;
 		if (site)
 			cut_at(ips, &n, site);
 	}
@@ -406,11 +440,17 @@ static int on_event(void *ctx, void *data, size_t len)
 		return 0;
 	if ((h->type == NSK_EV_ALLOC || h->type == NSK_EV_ALLOC_SAMPLED) &&
 	    len >= sizeof(struct nsk_ev_alloc)) {
+		const struct nsk_ev_alloc *a = data;
 		const struct nsk_ev_ustack *copy = NULL;
 		size_t fixed = sizeof(struct nsk_ev_alloc) + sizeof(*copy);
 
-		/* a stack copy follows when the record says it is longer */
-		if (h->size >= fixed && len >= fixed) {
+		st->inline_ips = NULL;
+		if (a->stack_id == NSK_ALLOC_STACK_INLINE) {
+			/* the walk follows, not a copy */
+			if (len >= sizeof(*a) + sizeof(struct nsk_ev_alloc_ips))
+				st->inline_ips = (const void *)(a + 1);
+		} else if (h->size >= fixed && len >= fixed) {
+			/* a stack copy follows when the record says it is longer */
 			copy = (const void *)((const char *)data + sizeof(struct nsk_ev_alloc));
 			if (!copy->len || fixed + copy->len > len)
 				copy = NULL;

@@ -17,6 +17,12 @@
  * frame-pointer walk (the frames above it are the library's). */
 #define NSK_EV_ALLOC_SAMPLED (NSK_EV_ALLOC + 2)
 
+/* stack_id of an allocation whose stack the map had no room for (its
+ * bucket held another stack): the frame-pointer walk follows the record
+ * instead (struct nsk_ev_alloc_ips).  Larger, but no stack is lost when
+ * many processes (each with its own addresses) fill the map. */
+#define NSK_ALLOC_STACK_INLINE (-2)
+
 /* Entries of the user stack map (bpf_get_stackid). */
 #define NSK_ALLOC_STACK_ENTRIES 16384
 /* Precomputed exponential sampling intervals (user space fills them). */
@@ -55,6 +61,13 @@ struct nsk_ev_alloc {
 	__u64 weight;	/* bytes this record stands for */
 	__s32 stack_id; /* user stack map id, < 0: none */
 	__u32 fn;	/* enum nsk_alloc_fn */
+};
+
+/* After an allocation with stack_id NSK_ALLOC_STACK_INLINE. */
+struct nsk_ev_alloc_ips {
+	__u32 n; /* return addresses, leaf first */
+	__u32 pad;
+	__u64 ips[NSK_MAX_STACK_DEPTH];
 };
 
 struct nsk_ev_free {
