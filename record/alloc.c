@@ -25,7 +25,12 @@
  *
  * mmap/munmap come from tp_btf sys_exit filtered by syscall number
  * (no tracefs, no uprobes on libc wrappers, covers direct syscalls too); only
- * anonymous mappings made outside the allocator count.  brk is followed per
+ * anonymous mappings made outside the allocator count.  A mapping made
+ * PROT_NONE or MAP_NORESERVE is a reservation (no memory, written with fn
+ * RESERVE); an mprotect that makes part of one writable commits those
+ * bytes (an ALLOC with fn MPROTECT), one back to PROT_NONE ends them (a
+ * FREE); other mprotect calls are dropped here (record/alloc_reserve.c
+ * knows the reservations).  brk is followed per
  * process: a move of the break by the program itself (not by malloc) is an
  * allocation of the bytes it adds, or a release of the range it drops.
  */
@@ -45,6 +50,7 @@
 #include "nusku/format.h"
 #include "nusku/events/sampler.h"
 #include "record/alloc_attach.h"
+#include "record/alloc_reserve.h"
 #include "record/alloc_sampler.h"
 #include "record/session.h"
 
@@ -75,6 +81,7 @@ struct alloc_state {
 	size_t nslots, used;
 	struct brk_slot *brks;
 	size_t nbrks;
+	struct nsk_alloc_reserve reserved; /* reservations, per process */
 	uint64_t lost_seen[NSK_ALLOC_LOST_MAX];
 	char allocator[4096]; /* last one written as META */
 	unsigned int refused; /* probe points refused, already counted */
@@ -366,9 +373,23 @@ static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e,
 	r.alloc.fn = e->fn;
 	if (e->fn == NSK_ALLOC_BRK)
 		return on_brk(st, e, &r);
-	if (e->fn == NSK_ALLOC_MMAP) {
+	if (e->fn == NSK_ALLOC_MMAP || e->fn == NSK_ALLOC_RESERVE ||
+	    e->fn == NSK_ALLOC_MPROTECT) {
 		if (from_allocator(st, e))
 			return 0;
+		if (e->fn == NSK_ALLOC_MPROTECT &&
+		    !nsk_alloc_reserve__covers(&st->reserved, e->pid, e->addr, e->size))
+			return 0; /* not a commit: writable already, or not ours */
+		if (e->fn == NSK_ALLOC_RESERVE)
+			err = nsk_alloc_reserve__add(&st->reserved, e->pid, e->addr,
+						     e->size);
+		else if (e->fn == NSK_ALLOC_MMAP && e->addr)
+			err = nsk_alloc_reserve__remove(&st->reserved, e->pid,
+							e->addr, e->size);
+		else
+			err = 0;
+		if (err)
+			return err;
 		r.alloc.addr = e->addr;
 		r.alloc.size = e->size;
 		r.alloc.weight = e->weight;
@@ -419,7 +440,15 @@ static int on_event(void *ctx, void *data, size_t len)
 	} else if (h->type == NSK_EV_FREE && len >= sizeof(struct nsk_ev_free)) {
 		const struct nsk_ev_free *f = data;
 
-		err = emit_free(st, f->time, f->pid, f->tid, f->addr, f->size, f->fn);
+		if (f->fn == NSK_ALLOC_MUNMAP)
+			err = nsk_alloc_reserve__remove(&st->reserved, f->pid,
+							f->addr, f->size);
+		/* PROT_NONE again: the end of a commit, else nothing */
+		if (!err && (f->fn != NSK_ALLOC_MPROTECT ||
+			     nsk_alloc_reserve__meets(&st->reserved, f->pid,
+						      f->addr, f->size)))
+			err = emit_free(st, f->time, f->pid, f->tid, f->addr,
+					f->size, f->fn);
 	}
 	if (err && !st->err)
 		st->err = err;
@@ -591,6 +620,7 @@ static void alloc_stop(void *state)
 	slots_clear(st);
 	free(st->slots);
 	free(st->brks);
+	nsk_alloc_reserve__release(&st->reserved);
 	free(st);
 }
 
@@ -706,6 +736,7 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 	for (size_t i = 0; i < st->nbrks; i++)
 		if (st->brks[i].pid == pid)
 			st->brks[i].brk = 0;
+	nsk_alloc_reserve__forget(&st->reserved, pid);
 	if (pid == st->root && !st->root_execd && !nsk_session__opts(s)->pid) {
 		/* announced before its exec: still a copy of the recorder */
 		st->root_execd = 1;
