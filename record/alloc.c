@@ -51,6 +51,7 @@
 #include "nusku/events/sampler.h"
 #include "record/alloc_attach.h"
 #include "record/alloc_reserve.h"
+#include "record/alloc_go.h"
 #include "record/alloc_sampler.h"
 #include "record/session.h"
 
@@ -95,6 +96,8 @@ struct alloc_state {
 	int quiet;
 	char said[8][256];    /* fallbacks told of, by executable */
 	int nsaid;
+	char go[4][256];      /* Go executables written as META alloc.go */
+	int ngo;
 };
 
 static const char *const lost_names[NSK_ALLOC_LOST_MAX] = {
@@ -718,6 +721,24 @@ cleanup:
 	return err;
 }
 
+/* A Go program's heap is invisible to the probes (Go does not call
+ * malloc): META alloc.go names its executable, once each, so the report
+ * can say so. */
+static int note_go(struct alloc_state *st, uint32_t pid)
+{
+	char path[256];
+
+	if (nsk_alloc_go__process(pid, path, sizeof(path)) <= 0)
+		return 0; /* not Go, or gone */
+	for (int i = 0; i < st->ngo; i++)
+		if (!strcmp(st->go[i], path))
+			return 0;
+	if (st->ngo == (int)(sizeof(st->go) / sizeof(st->go[0])))
+		return 0;
+	snprintf(st->go[st->ngo++], sizeof(st->go[0]), "%s", path);
+	return write_meta(st, "alloc.go", path);
+}
+
 static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 {
 	struct alloc_state *st = state;
@@ -742,6 +763,9 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 		st->root_execd = 1;
 		return 0;
 	}
+	err = note_go(st, pid);
+	if (err)
+		return err;
 	if (st->sampler) {
 		char why[256];
 		int ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, why, sizeof(why));

@@ -57,7 +57,7 @@ int nsk_alloc_notes__add(struct nsk_report *rep)
 	err = row2(rep,
 		"SELECT count(DISTINCT a.pid), CAST(total(a.weight) AS INTEGER) "
 		"FROM f_alloc a JOIN free fr ON fr.alloc_id = a.id "
-		"WHERE fr.fn = 'exit' AND a.fn != 'reserve' AND a.addr != 0",
+		"WHERE fr.fn = 'exit' AND a.fn IS NOT 'reserve' AND a.addr != 0",
 		&procs, &bytes);
 	if (!err && bytes)
 		nsk_report__note(rep, "live at exit: %" PRId64 " bytes (%.1f MiB) "

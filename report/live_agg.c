@@ -68,14 +68,14 @@ static const struct agg_def defs[NSK_LIVE_NVIEWS] = {
 		  "sum(weight), sum(weight), CAST(round(total(CASE WHEN size > 0 "
 		  "THEN weight * 1.0 / size ELSE 1 END)) AS INTEGER) FROM alloc "
 		  "WHERE rowid > ?1 AND rowid <= ?2 AND addr != 0 "
-		  "AND fn != 'reserve' "
+		  "AND fn IS NOT 'reserve' "
 		  "GROUP BY pid, tid, stack_id ON CONFLICT DO UPDATE SET "
 		  "live = live + excluded.live, total = total + excluded.total, "
 		  "n = n + excluded.n",
 		  "INSERT INTO temp.live_alloc SELECT a.pid, a.tid, a.stack_id, "
 		  "-sum(a.weight), 0, 0 FROM free f JOIN alloc a "
 		  "ON a.id = f.alloc_id WHERE f.rowid > ?1 AND f.rowid <= ?2 "
-		  "AND a.fn != 'reserve' "
+		  "AND a.fn IS NOT 'reserve' "
 		  "GROUP BY a.pid, a.tid, a.stack_id ON CONFLICT DO UPDATE SET "
 		  "live = live + excluded.live" },
 		/* Stacks never change: each one's site is found once. */

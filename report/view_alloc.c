@@ -38,14 +38,14 @@
 #include "report/views.h"
 
 /* Rows that are heap: every allocation but reservations. */
-#define HEAP "fn != 'reserve'"
+#define HEAP "fn IS NOT 'reserve'"
 #define ALLOC_WEIGHTS \
 	"SELECT stack_id, weight FROM f_alloc WHERE addr != 0 AND " HEAP
 /* never freed: live at the end or at the exit of its process */
 #define LIVE_WEIGHTS \
 	"SELECT a.stack_id, a.weight FROM f_alloc a WHERE a.addr != 0 AND " \
 	"a." HEAP " AND NOT EXISTS (SELECT 1 FROM free fr WHERE " \
-	"fr.alloc_id = a.id AND fr.fn != 'exit')"
+	"fr.alloc_id = a.id AND fr.fn IS NOT 'exit')"
 
 /* Allocations one record stands for (see the top of this file). */
 #define COUNT_OF(a) "(CASE WHEN " a ".size > 0 THEN " a ".weight * 1.0 / " \
