@@ -292,6 +292,7 @@ int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 	if (err)
 		return err;
 	/* A pid that allocates after its exit is another image or process. */
+	nsk_load__time(ld, r->time);
 	err = apply_exits(ld, r->pid, r->time);
 	if (err)
 		return err;
@@ -356,6 +357,7 @@ int nsk_load_alloc__free(struct nsk_load *ld, const struct nsk_record *rec)
 
 	if (!a)
 		return -ENOMEM;
+	nsk_load__time(ld, r->time);
 	err = apply_exits(ld, 0, 0);
 	if (err)
 		return err;
