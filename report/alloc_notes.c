@@ -61,9 +61,9 @@ int nsk_alloc_notes__add(struct nsk_report *rep)
 		&procs, &bytes);
 	if (!err && bytes)
 		nsk_report__note(rep, "live at exit: %" PRId64 " bytes (%.1f MiB) "
-				 "in %" PRId64 " processes that ended without "
+				 "in %" PRId64 " process%s that ended without "
 				 "freeing them (not live after their exit)",
-				 bytes, bytes / MIB, procs);
+				 bytes, bytes / MIB, procs, procs == 1 ? "" : "es");
 	err = err ?: row2(rep,
 		"SELECT count(*), CAST(total(size) AS INTEGER) FROM f_alloc "
 		"WHERE fn = 'reserve' AND addr != 0", &n, &reserved);
@@ -73,8 +73,9 @@ int nsk_alloc_notes__add(struct nsk_report *rep)
 	if (!err && reserved)
 		nsk_report__note(rep, "reserved address space, not heap: %" PRId64
 				 " bytes (%.1f MiB) in %" PRId64 " PROT_NONE or "
-				 "MAP_NORESERVE mappings; %" PRId64 " bytes of "
+				 "MAP_NORESERVE mapping%s; %" PRId64 " bytes of "
 				 "them committed with mprotect (counted)",
-				 reserved, reserved / MIB, n, committed);
+				 reserved, reserved / MIB, n, n == 1 ? "" : "s",
+				 committed);
 	return err ?: go_note(rep);
 }
