@@ -349,7 +349,8 @@ static int run_memory_time(struct nsk_report *rep, const struct nsk_view *v)
 const struct nsk_view nsk_view_alloc_site = {
 	.name = "alloc-site",
 	.help = "allocations per call site: count, bytes, frees, live at the "
-		"end, peak live (--folded: allocated bytes)",
+		"end, live at their process's exit, peak live (--folded: "
+		"allocated bytes)",
 	.run = run_alloc_site,
 	.weights = ALLOC_WEIGHTS,
 	.unit = "bytes",
@@ -357,8 +358,8 @@ const struct nsk_view nsk_view_alloc_site = {
 
 const struct nsk_view nsk_view_alloc_leaks = {
 	.name = "leaks",
-	.help = "memory never freed, by call site, largest first (--folded: "
-		"live bytes)",
+	.help = "memory never freed, by process and call site: live at the "
+		"end or at its process's exit (--folded: those bytes)",
 	.run = run_leaks,
 	.weights = LIVE_WEIGHTS,
 	.unit = "bytes",
