@@ -64,6 +64,7 @@ struct nsk_load_alloc {
 	struct pending_exit *exits; /* not applied yet, in stream order */
 	size_t nexits, capexits;
 	struct nsk_idmap pending;   /* pid -> exits of it in exits[] */
+	struct nsk_idmap owned;	    /* pid -> its blocks in slots[] */
 };
 
 static const char *const fn_names[] = {
@@ -118,6 +119,7 @@ void nsk_load_alloc__release(struct nsk_load *ld)
 	free(a->regions);
 	free(a->exits);
 	nsk_idmap__release(&a->pending);
+	nsk_idmap__release(&a->owned);
 	free(a);
 	ld->alloc = NULL;
 }
@@ -138,7 +140,11 @@ static struct live_slot *find(struct nsk_load_alloc *a, uint32_t pid, uint64_t a
 static void remove_slot(struct nsk_load_alloc *a, struct live_slot *s)
 {
 	size_t mask = a->cap - 1, i = (size_t)(s - a->slots), j = i;
+	uint64_t owned = 0;
 
+	/* (a failure leaves the count high: only a scan more at its exit) */
+	if (nsk_idmap__get(&a->owned, s->pid, &owned) && owned)
+		nsk_idmap__set(&a->owned, s->pid, owned - 1);
 	a->slots[i].used = 0;
 	a->n--;
 	for (;;) {
@@ -159,8 +165,12 @@ static void remove_slot(struct nsk_load_alloc *a, struct live_slot *s)
 
 static int insert(struct nsk_load_alloc *a, const struct live_slot *v)
 {
+	uint64_t owned = 0;
 	size_t mask;
 
+	nsk_idmap__get(&a->owned, v->pid, &owned);
+	if (nsk_idmap__set(&a->owned, v->pid, owned + 1))
+		return -ENOMEM;
 	if ((a->n + 1) * 2 > a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 4096;
 		struct live_slot *s = calloc(cap, sizeof(*s));
@@ -378,11 +388,14 @@ int nsk_load_alloc__free(struct nsk_load *ld, const struct nsk_record *rec)
 static int exit_now(struct nsk_load *ld, uint32_t pid, uint64_t time)
 {
 	struct nsk_load_alloc *a = ld->alloc;
+	uint64_t owned = 0;
 	int err = 0;
 
 	/* A removal shifts a later slot into i: look at i again.  Slots
-	 * only move back towards their home, so none is skipped. */
-	for (size_t i = 0; i < a->cap && !err; i++) {
+	 * only move back towards their home, so none is skipped.  A process
+	 * that holds no block costs no scan. */
+	nsk_idmap__get(&a->owned, pid, &owned);
+	for (size_t i = 0; owned && i < a->cap && !err; i++) {
 		while (a->slots[i].used && a->slots[i].pid == pid &&
 		       a->slots[i].time <= time && !err) {
 			err = insert_free(ld, time, pid, pid, a->slots[i].addr, 0,
