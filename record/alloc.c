@@ -627,6 +627,29 @@ static void alloc_stop(void *state)
 	free(st);
 }
 
+/* A Go program's heap is invisible to the probes (Go does not call
+ * malloc): META alloc.go names its executable, once each, so the report
+ * can say so. */
+static int note_go(struct alloc_state *st, uint32_t pid, const char *file)
+{
+	char path[256];
+
+	if (file) {
+		if (nsk_alloc_go__file(file) <= 0)
+			return 0;
+		snprintf(path, sizeof(path), "%s", file);
+	} else if (nsk_alloc_go__process(pid, path, sizeof(path)) <= 0) {
+		return 0; /* not Go, or gone */
+	}
+	for (int i = 0; i < st->ngo; i++)
+		if (!strcmp(st->go[i], path))
+			return 0;
+	if (st->ngo == (int)(sizeof(st->go) / sizeof(st->go[0])))
+		return 0;
+	snprintf(st->go[st->ngo++], sizeof(st->go[0]), "%s", path);
+	return write_meta(st, "alloc.go", path);
+}
+
 static int alloc_start(struct nsk_session *s, void **state)
 {
 	const struct nsk_record_opts *o = nsk_session__opts(s);
@@ -695,7 +718,11 @@ static int alloc_start(struct nsk_session *s, void **state)
 	} else if (o->argv && o->argv[0] && !resolve_program(o->argv[0], path, sizeof(path))) {
 		char elf[4096];
 
-		err = o->alloc_uprobes ? 0 : sampler_start(st, path, o->alloc_sample_bytes);
+		/* looked at now: it may be gone before we hear of it */
+		err = note_go(st, 0, path);
+		if (!err)
+			err = o->alloc_uprobes ? 0 :
+			      sampler_start(st, path, o->alloc_sample_bytes);
 		if (err > 0) {
 			st->sampler = 1;
 			err = 0;
@@ -719,24 +746,6 @@ static int alloc_start(struct nsk_session *s, void **state)
 cleanup:
 	alloc_stop(st);
 	return err;
-}
-
-/* A Go program's heap is invisible to the probes (Go does not call
- * malloc): META alloc.go names its executable, once each, so the report
- * can say so. */
-static int note_go(struct alloc_state *st, uint32_t pid)
-{
-	char path[256];
-
-	if (nsk_alloc_go__process(pid, path, sizeof(path)) <= 0)
-		return 0; /* not Go, or gone */
-	for (int i = 0; i < st->ngo; i++)
-		if (!strcmp(st->go[i], path))
-			return 0;
-	if (st->ngo == (int)(sizeof(st->go) / sizeof(st->go[0])))
-		return 0;
-	snprintf(st->go[st->ngo++], sizeof(st->go[0]), "%s", path);
-	return write_meta(st, "alloc.go", path);
 }
 
 static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
@@ -763,7 +772,7 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 		st->root_execd = 1;
 		return 0;
 	}
-	err = note_go(st, pid);
+	err = note_go(st, pid, NULL);
 	if (err)
 		return err;
 	if (st->sampler) {

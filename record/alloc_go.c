@@ -2,7 +2,9 @@
  * .go.buildinfo section into every executable it links (Go 1.13 on,
  * kept by `-ldflags=-s -w`, which drop only symbols and DWARF), and
  * nothing else does.  Only section headers are read, once per new image,
- * through /proc/PID/exe, so another mount namespace's file is found too.
+ * through /proc/PID/exe, so another mount namespace's file is found too;
+ * a launched program is also looked at before it runs, from its file, as
+ * a process that ends before the recorder hears of it has no exe left.
  * A Go library loaded into another program (-buildmode=c-shared) is not
  * looked for. */
 #include <errno.h>
@@ -42,6 +44,17 @@ static int has_buildinfo(int fd)
 	}
 	elf_end(elf);
 	return found;
+}
+
+int nsk_alloc_go__file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = has_buildinfo(fd);
+	close(fd);
+	return rc;
 }
 
 int nsk_alloc_go__process(uint32_t pid, char *path, size_t len)

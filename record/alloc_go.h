@@ -9,5 +9,8 @@
 /* 1 when the executable of pid was built by Go (path: its name, into
  * path), 0 when not, negative errno when it cannot be read. */
 int nsk_alloc_go__process(uint32_t pid, char *path, size_t len);
+/* 1 when the file at path is a Go executable, 0 when not (or not ELF),
+ * negative errno when it cannot be opened. */
+int nsk_alloc_go__file(const char *path);
 
 #endif
