@@ -751,6 +751,7 @@ cleanup:
 static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 {
 	struct alloc_state *st = state;
+	char why[256];
 	int err;
 
 	/* An exec may reuse stack map ids for other code: forget them all,
@@ -776,20 +777,24 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 	if (err)
 		return err;
 	if (st->sampler) {
-		char why[256];
 		int ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, why, sizeof(why));
 
 		if (ok == -ENOENT || ok == -ESRCH)
 			return 0; /* already gone */
 		if (ok > 0)
 			return 0; /* the sampler covers it */
-		say_fallback(st, NULL, pid, ok < 0 ? strerror(-ok) : why);
+		if (ok < 0)
+			snprintf(why, sizeof(why), "%s", strerror(-ok));
 	}
 	err = nsk_alloc_attach__process(st->attach, pid);
 	if (err == -ENOENT || err == -ESRCH)
 		return 0; /* already gone */
 	if (err < 0)
 		return err;
+	/* said once the probes are in: a test (and a user) may take the
+	 * line as the sign that allocations from here on are seen */
+	if (st->sampler)
+		say_fallback(st, NULL, pid, why);
 	return note_allocator(st);
 }
 

@@ -131,7 +131,7 @@ static int site_sums(struct nsk_report *rep)
 		/* The call path that allocated the most bytes at each site. */
 		"CREATE TEMP TABLE astack AS SELECT site, stack_id FROM ("
 		" SELECT site, stack_id, row_number() OVER (PARTITION BY site"
-		"  ORDER BY sum(weight) DESC, stack_id) AS rn FROM temp.ablk"
+		"  ORDER BY total(CASE WHEN addr != 0 THEN weight END) DESC, stack_id) AS rn FROM temp.ablk"
 		"  GROUP BY site, stack_id) WHERE rn = 1;"
 		"DROP TABLE IF EXISTS temp.asum;"
 		"CREATE TEMP TABLE asum AS SELECT b.site,"
