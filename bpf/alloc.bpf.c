@@ -8,7 +8,7 @@
  * on the allocator family, attached by record/alloc_attach.c to the object
  * that defines malloc in each target process, confined to it by the
  * kernel's pid filter.  Both are also filtered here by the shared target
- * map.  tp_btf sys_exit gives anonymous mmap, munmap and brk.
+ * map.  tp_btf sys_exit gives anonymous mmap, munmap, brk and mprotect.
  *
  * Per thread (task storage, freed with the task) we keep the arguments of the
  * outermost allocator call in progress and a nesting depth: calloc or realloc
@@ -47,14 +47,18 @@ char LICENSE[] SEC("license") = "GPL";
 
 #if defined(__TARGET_ARCH_x86)
 #define NR_MMAP 9
+#define NR_MPROTECT 10
 #define NR_MUNMAP 11
 #define NR_BRK 12
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_MMAP 222
+#define NR_MPROTECT 226
 #define NR_MUNMAP 215
 #define NR_BRK 214
 #endif
 #define MAP_ANONYMOUS_ 0x20
+#define MAP_NORESERVE_ 0x4000
+#define PROT_WRITE_ 0x2
 #define EEXIST_ 17 /* bpf_get_stackid: the stack's bucket holds another */
 
 #define RING_BYTES (16 << 20)
@@ -563,20 +567,31 @@ int BPF_KPROBE(sampler_free, __u64 addr, __u64 fn)
  * here, so the number comes first, read straight from the saved user
  * registers (a BTF pointer: no probe read), before any map lookup.  The
  * arguments are still in those registers at exit, so no entry program is
- * needed. */
+ * needed.
+ *
+ * An mmap with PROT_NONE or MAP_NORESERVE reserves address space, no
+ * memory (Go's arenas, glibc's thread heaps): sent as RESERVE, never
+ * sampled.  A successful mprotect that makes a range writable, or
+ * PROT_NONE again, goes to user space, which keeps it only inside a
+ * reservation (a commit, or its end); mprotect to read-only or executable
+ * (RELRO, JIT code) is not memory and stays here. */
 SEC("tp_btf/sys_exit")
 int BPF_PROG(alloc_sys_exit, struct pt_regs *regs, long ret)
 {
 	__u32 nr = (__u32)regs->orig_ax, tgid;
 	struct tstate *st;
-	__u64 caller = 0, arg0, arg1;
+	__u64 caller = 0, arg0, arg1, prot = 0;
 
-	if (nr != NR_MMAP && nr != NR_MUNMAP && nr != NR_BRK)
+	if (nr != NR_MMAP && nr != NR_MUNMAP && nr != NR_BRK && nr != NR_MPROTECT)
 		return 0;
 	tgid = nsk_cur_tgid();
 	if (!nsk_is_target(tgid))
 		return 0;
 	if (nr == NR_MMAP && !(regs->r10 & MAP_ANONYMOUS_))
+		return 0;
+	if (nr == NR_MMAP || nr == NR_MPROTECT)
+		prot = regs->dx;
+	if (nr == NR_MPROTECT && (ret != 0 || (prot && !(prot & PROT_WRITE_))))
 		return 0;
 	arg0 = regs->di;
 	arg1 = regs->si;
@@ -603,8 +618,17 @@ int BPF_PROG(alloc_sys_exit, struct pt_regs *regs, long ret)
 			emit_free(tgid, arg0, arg1, NSK_ALLOC_MUNMAP);
 		return 0;
 	}
+	if (nr == NR_MPROTECT) {
+		if (!prot)
+			return emit_free(tgid, arg0, arg1, NSK_ALLOC_MPROTECT);
+		return emit_alloc(ctx, tgid, arg0, arg1, caller, arg1,
+				  NSK_ALLOC_MPROTECT, 0);
+	}
 	if (ret < 0 && ret > -4096)
 		ret = 0;
+	if (ret && (!prot || (regs->r10 & MAP_NORESERVE_)))
+		return emit_alloc(ctx, tgid, ret, arg1, caller, arg1,
+				  NSK_ALLOC_RESERVE, 0);
 	if (sample_bytes && ret) {
 		__u64 weight = sample_weight(st, arg1);
 

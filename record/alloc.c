@@ -25,7 +25,12 @@
  *
  * mmap/munmap come from tp_btf sys_exit filtered by syscall number
  * (no tracefs, no uprobes on libc wrappers, covers direct syscalls too); only
- * anonymous mappings made outside the allocator count.  brk is followed per
+ * anonymous mappings made outside the allocator count.  A mapping made
+ * PROT_NONE or MAP_NORESERVE is a reservation (no memory, written with fn
+ * RESERVE); an mprotect that makes part of one writable commits those
+ * bytes (an ALLOC with fn MPROTECT), one back to PROT_NONE ends them (a
+ * FREE); other mprotect calls are dropped here (record/alloc_reserve.c
+ * knows the reservations).  brk is followed per
  * process: a move of the break by the program itself (not by malloc) is an
  * allocation of the bytes it adds, or a release of the range it drops.
  */
@@ -45,6 +50,8 @@
 #include "nusku/format.h"
 #include "nusku/events/sampler.h"
 #include "record/alloc_attach.h"
+#include "record/alloc_reserve.h"
+#include "record/alloc_go.h"
 #include "record/alloc_sampler.h"
 #include "record/session.h"
 
@@ -78,6 +85,7 @@ struct alloc_state {
 	size_t nslots, used;
 	struct brk_slot *brks;
 	size_t nbrks;
+	struct nsk_alloc_reserve reserved; /* reservations, per process */
 	uint64_t lost_seen[NSK_ALLOC_LOST_MAX];
 	char allocator[4096]; /* last one written as META */
 	unsigned int refused; /* probe points refused, already counted */
@@ -91,6 +99,8 @@ struct alloc_state {
 	int quiet;
 	char said[8][256];    /* fallbacks told of, by executable */
 	int nsaid;
+	char go[4][256];      /* Go executables written as META alloc.go */
+	int ngo;
 };
 
 static const char *const lost_names[NSK_ALLOC_LOST_MAX] = {
@@ -400,9 +410,23 @@ static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e,
 	r.alloc.fn = e->fn;
 	if (e->fn == NSK_ALLOC_BRK)
 		return on_brk(st, e, &r);
-	if (e->fn == NSK_ALLOC_MMAP) {
+	if (e->fn == NSK_ALLOC_MMAP || e->fn == NSK_ALLOC_RESERVE ||
+	    e->fn == NSK_ALLOC_MPROTECT) {
 		if (from_allocator(st, e))
 			return 0;
+		if (e->fn == NSK_ALLOC_MPROTECT &&
+		    !nsk_alloc_reserve__covers(&st->reserved, e->pid, e->addr, e->size))
+			return 0; /* not a commit: writable already, or not ours */
+		if (e->fn == NSK_ALLOC_RESERVE)
+			err = nsk_alloc_reserve__add(&st->reserved, e->pid, e->addr,
+						     e->size);
+		else if (e->fn == NSK_ALLOC_MMAP && e->addr)
+			err = nsk_alloc_reserve__remove(&st->reserved, e->pid,
+							e->addr, e->size);
+		else
+			err = 0;
+		if (err)
+			return err;
 		r.alloc.addr = e->addr;
 		r.alloc.size = e->size;
 		r.alloc.weight = e->weight;
@@ -459,7 +483,15 @@ static int on_event(void *ctx, void *data, size_t len)
 	} else if (h->type == NSK_EV_FREE && len >= sizeof(struct nsk_ev_free)) {
 		const struct nsk_ev_free *f = data;
 
-		err = emit_free(st, f->time, f->pid, f->tid, f->addr, f->size, f->fn);
+		if (f->fn == NSK_ALLOC_MUNMAP)
+			err = nsk_alloc_reserve__remove(&st->reserved, f->pid,
+							f->addr, f->size);
+		/* PROT_NONE again: the end of a commit, else nothing */
+		if (!err && (f->fn != NSK_ALLOC_MPROTECT ||
+			     nsk_alloc_reserve__meets(&st->reserved, f->pid,
+						      f->addr, f->size)))
+			err = emit_free(st, f->time, f->pid, f->tid, f->addr,
+					f->size, f->fn);
 	}
 	if (err && !st->err)
 		st->err = err;
@@ -631,7 +663,31 @@ static void alloc_stop(void *state)
 	slots_clear(st);
 	free(st->slots);
 	free(st->brks);
+	nsk_alloc_reserve__release(&st->reserved);
 	free(st);
+}
+
+/* A Go program's heap is invisible to the probes (Go does not call
+ * malloc): META alloc.go names its executable, once each, so the report
+ * can say so. */
+static int note_go(struct alloc_state *st, uint32_t pid, const char *file)
+{
+	char path[256];
+
+	if (file) {
+		if (nsk_alloc_go__file(file) <= 0)
+			return 0;
+		snprintf(path, sizeof(path), "%s", file);
+	} else if (nsk_alloc_go__process(pid, path, sizeof(path)) <= 0) {
+		return 0; /* not Go, or gone */
+	}
+	for (int i = 0; i < st->ngo; i++)
+		if (!strcmp(st->go[i], path))
+			return 0;
+	if (st->ngo == (int)(sizeof(st->go) / sizeof(st->go[0])))
+		return 0;
+	snprintf(st->go[st->ngo++], sizeof(st->go[0]), "%s", path);
+	return write_meta(st, "alloc.go", path);
 }
 
 static int alloc_start(struct nsk_session *s, void **state)
@@ -702,7 +758,11 @@ static int alloc_start(struct nsk_session *s, void **state)
 	} else if (o->argv && o->argv[0] && !resolve_program(o->argv[0], path, sizeof(path))) {
 		char elf[4096];
 
-		err = o->alloc_uprobes ? 0 : sampler_start(st, path, o->alloc_sample_bytes);
+		/* looked at now: it may be gone before we hear of it */
+		err = note_go(st, 0, path);
+		if (!err)
+			err = o->alloc_uprobes ? 0 :
+			      sampler_start(st, path, o->alloc_sample_bytes);
 		if (err > 0) {
 			st->sampler = 1;
 			err = 0;
@@ -731,6 +791,7 @@ cleanup:
 static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 {
 	struct alloc_state *st = state;
+	char why[256];
 	int err;
 
 	/* An exec may reuse stack map ids for other code: forget them all,
@@ -746,26 +807,34 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 	for (size_t i = 0; i < st->nbrks; i++)
 		if (st->brks[i].pid == pid)
 			st->brks[i].brk = 0;
+	nsk_alloc_reserve__forget(&st->reserved, pid);
 	if (pid == st->root && !st->root_execd && !nsk_session__opts(s)->pid) {
 		/* announced before its exec: still a copy of the recorder */
 		st->root_execd = 1;
 		return 0;
 	}
+	err = note_go(st, pid, NULL);
+	if (err)
+		return err;
 	if (st->sampler) {
-		char why[256];
 		int ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, why, sizeof(why));
 
 		if (ok == -ENOENT || ok == -ESRCH)
 			return 0; /* already gone */
 		if (ok > 0)
 			return 0; /* the sampler covers it */
-		say_fallback(st, NULL, pid, ok < 0 ? strerror(-ok) : why);
+		if (ok < 0)
+			snprintf(why, sizeof(why), "%s", strerror(-ok));
 	}
 	err = nsk_alloc_attach__process(st->attach, pid);
 	if (err == -ENOENT || err == -ESRCH)
 		return 0; /* already gone */
 	if (err < 0)
 		return err;
+	/* said once the probes are in: a test (and a user) may take the
+	 * line as the sign that allocations from here on are seen */
+	if (st->sampler)
+		say_fallback(st, NULL, pid, why);
 	return note_allocator(st);
 }
 

@@ -42,7 +42,7 @@ static void usage(FILE *f)
 "  -n, --limit N      at most N rows\n"
 "      --min-pct P    --tree: leave out nodes under P%% (default 0.5)\n"
 "      --per-thread   --by blocking: each thread's wall time split by reason\n"
-"      --leaks        --by leaks: memory never freed, by site, largest first\n"
+"      --leaks        --by leaks: memory never freed, by process and site\n"
 "  -w, --width N      text width (default: the terminal's, or 80; 0: any)\n"
 "  -h, --help         this help\n"
 "\n"

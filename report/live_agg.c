@@ -55,7 +55,8 @@ static const struct agg_def defs[NSK_LIVE_NVIEWS] = {
 	 * they stand for (weight / size: a sampled record stands for
 	 * several); a free takes its allocation's bytes off live (frees of
 	 * blocks the recording never saw allocated have no alloc_id and
-	 * count nowhere). */
+	 * count nowhere), and so does the exit of its process (fn 'exit').
+	 * Reservations (fn 'reserve') are address space, not heap. */
 	[NSK_LIVE_ALLOC] = {
 		{ "alloc", "free" },
 		"CREATE TEMP TABLE IF NOT EXISTS live_alloc (pid INTEGER, "
@@ -67,12 +68,14 @@ static const struct agg_def defs[NSK_LIVE_NVIEWS] = {
 		  "sum(weight), sum(weight), CAST(round(total(CASE WHEN size > 0 "
 		  "THEN weight * 1.0 / size ELSE 1 END)) AS INTEGER) FROM alloc "
 		  "WHERE rowid > ?1 AND rowid <= ?2 AND addr != 0 "
+		  "AND fn IS NOT 'reserve' "
 		  "GROUP BY pid, tid, stack_id ON CONFLICT DO UPDATE SET "
 		  "live = live + excluded.live, total = total + excluded.total, "
 		  "n = n + excluded.n",
 		  "INSERT INTO temp.live_alloc SELECT a.pid, a.tid, a.stack_id, "
 		  "-sum(a.weight), 0, 0 FROM free f JOIN alloc a "
 		  "ON a.id = f.alloc_id WHERE f.rowid > ?1 AND f.rowid <= ?2 "
+		  "AND a.fn IS NOT 'reserve' "
 		  "GROUP BY a.pid, a.tid, a.stack_id ON CONFLICT DO UPDATE SET "
 		  "live = live + excluded.live" },
 		/* Stacks never change: each one's site is found once. */

@@ -171,11 +171,13 @@ static int alloc_query(struct nsk_live_db *ldb,
 	"  sum(n) AS n FROM temp.live_alloc WHERE (?2 = 0 OR pid = ?2) "        \
 	"  AND (?3 = 0 OR tid = ?3) GROUP BY stack_id), "                       \
 	"wa AS (SELECT stack_id, sum(weight) AS g FROM alloc WHERE rowid > ?5 " \
-	"  AND time >= ?1 AND addr != 0 AND (?2 = 0 OR pid = ?2) "              \
+	"  AND time >= ?1 AND addr != 0 AND fn IS NOT 'reserve' "               \
+	"  AND (?2 = 0 OR pid = ?2) "                                           \
 	"  AND (?3 = 0 OR tid = ?3) GROUP BY stack_id), "                       \
 	"wf AS (SELECT a.stack_id, sum(a.weight) AS g FROM free f "             \
 	"  JOIN alloc a ON a.id = f.alloc_id WHERE f.rowid > ?6 "               \
-	"  AND f.time >= ?1 AND (?2 = 0 OR a.pid = ?2) "                        \
+	"  AND f.time >= ?1 AND a.fn IS NOT 'reserve' "                         \
+	"  AND (?2 = 0 OR a.pid = ?2) "                                         \
 	"  AND (?3 = 0 OR a.tid = ?3) GROUP BY a.stack_id), "                   \
 	"per AS (SELECT s.func_id, tot.live, tot.total, tot.n, "                \
 	"  coalesce(wa.g, 0) - coalesce(wf.g, 0) AS growth FROM tot "          \

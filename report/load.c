@@ -270,6 +270,7 @@ int nsk_load__finish(struct nsk_load *ld, const char *file,
 	char *msg = NULL;
 	int err = 0;
 
+	err = err ?: nsk_load_alloc__flush(ld);
 	err = err ?: put_text(ld, "file", file ? file : "");
 	if (info) {
 		err = err ?: put_int(ld, "format_major", info->major);

@@ -170,6 +170,11 @@ int nsk_load_cpu__sample(struct nsk_load *ld, const struct nsk_record *rec);
 int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec);
 int nsk_load_alloc__free(struct nsk_load *ld, const struct nsk_record *rec);
 void nsk_load_alloc__release(struct nsk_load *ld);
+/* Process pid exited or exec'd at time: its live blocks leave with it
+ * (applied once late records of it can no longer come). */
+int nsk_load_alloc__exit(struct nsk_load *ld, uint32_t pid, uint64_t time);
+/* Applies every exit still pending: the end of the stream. */
+int nsk_load_alloc__flush(struct nsk_load *ld);
 /* offcpu (load_offcpu.c) */
 int nsk_load_offcpu__interval(struct nsk_load *ld, const struct nsk_record *rec);
 /* syscall (load_syscall.c) */

@@ -13,12 +13,32 @@
  *
  * munmap and brk shrinking release ranges: they end the live mmap/brk
  * regions that start inside the range (a partial unmap of a region that
- * does not include its start is not followed).
+ * does not include its start is not followed).  A new mapping ends the
+ * regions that start inside it (the kernel never hands out an address
+ * still mapped: the old one was replaced, MAP_FIXED, or unmapped unseen).
+ * Reservations (fn 'reserve': PROT_NONE or MAP_NORESERVE, no memory) are
+ * regions too, so that a munmap ends them; commits (fn 'mprotect': a
+ * range of a reservation made accessible) end at a munmap or at an
+ * mprotect back to PROT_NONE.
+ *
+ * A process that exits (or execs: its image is gone) takes its blocks
+ * with it: each block and region still live gets a row in free with fn
+ * 'exit' at that time, so the views count it as live at exit of that
+ * process and no longer live.  Records of one process can reach the
+ * stream after its exit record (they come from another ring buffer), so
+ * an exit is applied only once the stream has passed it by EXIT_MARGIN_NS,
+ * when the same pid allocates after it (a new image, or the pid reused),
+ * or at the end of the load; blocks allocated after the exit time stay.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report/load.h"
+
+/* How long after an exit its process's late records may still come: the
+ * recorder drains every ring buffer at least every 100 ms. */
+#define EXIT_MARGIN_NS 2000000000ULL
 
 struct live_slot {
 	uint64_t addr;
@@ -26,6 +46,13 @@ struct live_slot {
 	uint32_t used; /* 1 used */
 	int64_t id;    /* alloc row */
 	uint64_t size; /* mmap/brk regions: bytes, 0 for heap blocks */
+	uint64_t time; /* when allocated */
+	uint32_t fn;   /* regions: enum nsk_alloc_fn */
+};
+
+struct pending_exit {
+	uint64_t time;
+	uint32_t pid;
 };
 
 struct nsk_load_alloc {
@@ -34,6 +61,10 @@ struct nsk_load_alloc {
 	int64_t next_id;
 	struct live_slot *regions; /* live mmap/brk regions, unordered */
 	size_t nregions, capregions;
+	struct pending_exit *exits; /* not applied yet, in stream order */
+	size_t nexits, capexits;
+	struct nsk_idmap pending;   /* pid -> exits of it in exits[] */
+	struct nsk_idmap owned;	    /* pid -> its blocks in slots[] */
 };
 
 static const char *const fn_names[] = {
@@ -50,6 +81,8 @@ static const char *const fn_names[] = {
 	[NSK_ALLOC_BRK] = "brk",
 	[NSK_ALLOC_FREE] = "free",
 	[NSK_ALLOC_MUNMAP] = "munmap",
+	[NSK_ALLOC_RESERVE] = "reserve",
+	[NSK_ALLOC_MPROTECT] = "mprotect",
 };
 
 static const char *fn_name(uint32_t fn)
@@ -84,6 +117,9 @@ void nsk_load_alloc__release(struct nsk_load *ld)
 		return;
 	free(a->slots);
 	free(a->regions);
+	free(a->exits);
+	nsk_idmap__release(&a->pending);
+	nsk_idmap__release(&a->owned);
 	free(a);
 	ld->alloc = NULL;
 }
@@ -104,7 +140,11 @@ static struct live_slot *find(struct nsk_load_alloc *a, uint32_t pid, uint64_t a
 static void remove_slot(struct nsk_load_alloc *a, struct live_slot *s)
 {
 	size_t mask = a->cap - 1, i = (size_t)(s - a->slots), j = i;
+	uint64_t owned = 0;
 
+	/* (a failure leaves the count high: only a scan more at its exit) */
+	if (nsk_idmap__get(&a->owned, s->pid, &owned) && owned)
+		nsk_idmap__set(&a->owned, s->pid, owned - 1);
 	a->slots[i].used = 0;
 	a->n--;
 	for (;;) {
@@ -125,8 +165,12 @@ static void remove_slot(struct nsk_load_alloc *a, struct live_slot *s)
 
 static int insert(struct nsk_load_alloc *a, const struct live_slot *v)
 {
+	uint64_t owned = 0;
 	size_t mask;
 
+	nsk_idmap__get(&a->owned, v->pid, &owned);
+	if (nsk_idmap__set(&a->owned, v->pid, owned + 1))
+		return -ENOMEM;
 	if ((a->n + 1) * 2 > a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 4096;
 		struct live_slot *s = calloc(cap, sizeof(*s));
@@ -202,6 +246,41 @@ static int insert_free(struct nsk_load *ld, uint64_t time, uint32_t pid,
 	return nsk_load__step(ld, st);
 }
 
+static int apply_exits(struct nsk_load *ld, uint32_t pid, uint64_t now);
+
+/* A region kind: mmap and brk hold memory, reserve and mprotect are the
+ * reservations and what was committed of them. */
+static int is_region(uint32_t fn)
+{
+	return fn == NSK_ALLOC_MMAP || fn == NSK_ALLOC_BRK ||
+	       fn == NSK_ALLOC_RESERVE || fn == NSK_ALLOC_MPROTECT;
+}
+
+/* Ends the regions of pid that start in [addr, addr + size): only commits
+ * (fn MPROTECT) when only_commits.  fn names the free rows.  1 when one
+ * was ended, 0 none, or a negative errno. */
+static int end_regions(struct nsk_load *ld, uint64_t time, uint32_t pid,
+		       uint32_t tid, uint64_t addr, uint64_t size,
+		       const char *fn, int only_commits)
+{
+	struct nsk_load_alloc *a = ld->alloc;
+	int matched = 0, err = 0;
+
+	for (size_t i = 0; a && i < a->nregions && !err;) {
+		struct live_slot *g = &a->regions[i];
+
+		if (g->pid == pid && g->addr >= addr && g->addr - addr < size &&
+		    (!only_commits || g->fn == NSK_ALLOC_MPROTECT)) {
+			err = insert_free(ld, time, pid, tid, addr, size, fn, g->id);
+			a->regions[i] = a->regions[--a->nregions];
+			matched = 1;
+			continue;
+		}
+		i++;
+	}
+	return err ? err : matched;
+}
+
 int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 {
 	static const char sql[] =
@@ -209,8 +288,9 @@ int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 	const struct nsk_rec_alloc *r = &rec->alloc;
 	struct nsk_load_alloc *a = state(ld);
 	sqlite3_stmt *st = nsk_load__stmt(ld, sql);
-	struct live_slot v = { .addr = r->addr, .pid = r->pid };
-	int region = r->fn == NSK_ALLOC_MMAP || r->fn == NSK_ALLOC_BRK;
+	struct live_slot v = { .addr = r->addr, .pid = r->pid, .time = r->time,
+			       .fn = r->fn };
+	int region = is_region(r->fn);
 	int64_t comm;
 	int err;
 
@@ -219,6 +299,11 @@ int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 	if (!st)
 		return -EIO;
 	err = nsk_load__stack_ref(ld, r->stack_id);
+	if (err)
+		return err;
+	/* A pid that allocates after its exit is another image or process. */
+	nsk_load__time(ld, r->time);
+	err = apply_exits(ld, r->pid, r->time);
 	if (err)
 		return err;
 	v.id = ++a->next_id;
@@ -232,8 +317,12 @@ int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 		}
 		err = err ? err : insert(a, &v);
 	} else if (r->addr) {
+		/* a commit lies inside its reservation: it replaces only
+		 * commits made there before */
+		err = end_regions(ld, r->time, r->pid, r->tid, r->addr, r->size,
+				  "implied", r->fn == NSK_ALLOC_MPROTECT);
 		v.size = r->size;
-		err = add_region(a, &v);
+		err = err < 0 ? err : add_region(a, &v);
 	}
 	if (err)
 		return err;
@@ -255,28 +344,17 @@ int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 	return nsk_load__step(ld, st);
 }
 
-/* munmap or brk shrinking: end the regions that start in the range. */
+/* munmap, brk shrinking, mprotect to PROT_NONE: end the regions that
+ * start in the range (for mprotect, only the commits). */
 static int free_range(struct nsk_load *ld, const struct nsk_rec_free *r)
 {
-	struct nsk_load_alloc *a = ld->alloc;
-	int matched = 0, err = 0;
+	int err = end_regions(ld, r->time, r->pid, r->tid, r->addr, r->size,
+			      fn_name(r->fn), r->fn == NSK_ALLOC_MPROTECT);
 
-	for (size_t i = 0; a && i < a->nregions && !err;) {
-		struct live_slot *g = &a->regions[i];
-
-		if (g->pid == r->pid && g->addr >= r->addr && g->addr - r->addr < r->size) {
-			err = insert_free(ld, r->time, r->pid, r->tid, r->addr,
-					  r->size, fn_name(r->fn), g->id);
-			a->regions[i] = a->regions[--a->nregions];
-			matched = 1;
-			continue;
-		}
-		i++;
-	}
-	if (!matched && !err)
+	if (!err)
 		err = insert_free(ld, r->time, r->pid, r->tid, r->addr, r->size,
 				  fn_name(r->fn), 0);
-	return err;
+	return err < 0 ? err : 0;
 }
 
 int nsk_load_alloc__free(struct nsk_load *ld, const struct nsk_record *rec)
@@ -285,10 +363,16 @@ int nsk_load_alloc__free(struct nsk_load *ld, const struct nsk_record *rec)
 	struct nsk_load_alloc *a = state(ld);
 	struct live_slot *s;
 	int64_t id = 0;
+	int err;
 
 	if (!a)
 		return -ENOMEM;
-	if (r->fn == NSK_ALLOC_MUNMAP || r->fn == NSK_ALLOC_BRK)
+	nsk_load__time(ld, r->time);
+	err = apply_exits(ld, 0, 0);
+	if (err)
+		return err;
+	if (r->fn == NSK_ALLOC_MUNMAP || r->fn == NSK_ALLOC_BRK ||
+	    r->fn == NSK_ALLOC_MPROTECT)
 		return free_range(ld, r);
 	s = find(a, r->pid, r->addr);
 	if (s) {
@@ -297,4 +381,108 @@ int nsk_load_alloc__free(struct nsk_load *ld, const struct nsk_record *rec)
 	}
 	return insert_free(ld, r->time, r->pid, r->tid, r->addr, r->size,
 			   fn_name(r->fn), id);
+}
+
+/* The blocks and regions of pid allocated before time leave with the
+ * process: live at exit. */
+static int exit_now(struct nsk_load *ld, uint32_t pid, uint64_t time)
+{
+	struct nsk_load_alloc *a = ld->alloc;
+	uint64_t owned = 0;
+	int err = 0;
+
+	/* A removal shifts a later slot into i: look at i again.  Slots
+	 * only move back towards their home, so none is skipped.  A process
+	 * that holds no block costs no scan. */
+	nsk_idmap__get(&a->owned, pid, &owned);
+	for (size_t i = 0; owned && i < a->cap && !err; i++) {
+		while (a->slots[i].used && a->slots[i].pid == pid &&
+		       a->slots[i].time <= time && !err) {
+			err = insert_free(ld, time, pid, pid, a->slots[i].addr, 0,
+					  "exit", a->slots[i].id);
+			remove_slot(a, &a->slots[i]);
+		}
+	}
+	for (size_t i = 0; i < a->nregions && !err;) {
+		struct live_slot *g = &a->regions[i];
+
+		if (g->pid == pid && g->time <= time) {
+			err = insert_free(ld, time, pid, pid, g->addr, g->size,
+					  "exit", g->id);
+			a->regions[i] = a->regions[--a->nregions];
+			continue;
+		}
+		i++;
+	}
+	return err;
+}
+
+static int apply_one(struct nsk_load *ld, size_t i)
+{
+	struct nsk_load_alloc *a = ld->alloc;
+	struct pending_exit x = a->exits[i];
+	uint64_t n = 0;
+
+	memmove(&a->exits[i], &a->exits[i + 1], (--a->nexits - i) * sizeof(x));
+	if (nsk_idmap__get(&a->pending, x.pid, &n) && n &&
+	    nsk_idmap__set(&a->pending, x.pid, n - 1))
+		return -ENOMEM;
+	return exit_now(ld, x.pid, x.time);
+}
+
+/* Applies the pending exits the stream has passed by the margin (they
+ * are in stream order, close to time order), then those of pid older
+ * than now (pid 0: none), or all of them (now UINT64_MAX). */
+static int apply_exits(struct nsk_load *ld, uint32_t pid, uint64_t now)
+{
+	struct nsk_load_alloc *a = ld->alloc;
+	uint64_t seen = ld->n.time_max, n = 0;
+	int err = 0;
+
+	if (!a || !a->nexits)
+		return 0;
+	while (!err && a->nexits && (now == UINT64_MAX ||
+	       (seen > EXIT_MARGIN_NS && a->exits[0].time < seen - EXIT_MARGIN_NS)))
+		err = apply_one(ld, 0);
+	if (err || !pid || !nsk_idmap__get(&a->pending, pid, &n) || !n)
+		return err;
+	for (size_t i = 0; i < a->nexits && !err;) {
+		if (a->exits[i].pid == pid && a->exits[i].time < now) {
+			err = apply_one(ld, i);
+			continue;
+		}
+		i++;
+	}
+	return err;
+}
+
+int nsk_load_alloc__exit(struct nsk_load *ld, uint32_t pid, uint64_t time)
+{
+	struct nsk_load_alloc *a = state(ld);
+	uint64_t n;
+
+	if (!a)
+		return -ENOMEM;
+	if (a->nexits == a->capexits) {
+		size_t cap = a->capexits ? 2 * a->capexits : 16;
+		struct pending_exit *x = realloc(a->exits, cap * sizeof(*x));
+
+		if (!x)
+			return -ENOMEM;
+		a->exits = x;
+		a->capexits = cap;
+	}
+	if (nsk_idmap__get(&a->pending, pid, &n))
+		n++;
+	else
+		n = 1;
+	if (nsk_idmap__set(&a->pending, pid, n))
+		return -ENOMEM;
+	a->exits[a->nexits++] = (struct pending_exit){ .time = time, .pid = pid };
+	return apply_exits(ld, 0, 0);
+}
+
+int nsk_load_alloc__flush(struct nsk_load *ld)
+{
+	return ld->alloc ? apply_exits(ld, 0, UINT64_MAX) : 0;
 }

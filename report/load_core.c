@@ -102,6 +102,9 @@ int nsk_load__process(struct nsk_load *ld, const struct nsk_record *rec)
 	else
 		sqlite3_bind_null(st, 6);
 	err = nsk_load__step(ld, st);
+	/* an exec ends the image: its blocks are live at its exit */
+	if (!err && p->how == NSK_PROC_EXECED)
+		err = nsk_load_alloc__exit(ld, p->pid, p->time);
 	return err ?: nsk_load__set_comm(ld, p->pid, 0, p->comm);
 }
 
@@ -137,7 +140,9 @@ int nsk_load__exit(struct nsk_load *ld, const struct nsk_record *rec)
 	sqlite3_bind_int64(st, 2, e->pid);
 	sqlite3_bind_int64(st, 3, e->tid);
 	sqlite3_bind_int64(st, 4, e->exit_code);
-	return nsk_load__step(ld, st);
+	/* tid = pid: the whole process, and its memory with it */
+	return nsk_load__step(ld, st) ?:
+	       (e->tid == e->pid ? nsk_load_alloc__exit(ld, e->pid, e->time) : 0);
 }
 
 int nsk_load__mapping(struct nsk_load *ld, const struct nsk_record *rec)

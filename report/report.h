@@ -32,7 +32,15 @@ struct nsk_report {
 	const struct nsk_report_opts *opts;
 	struct nsk_out out;
 	char err[512]; /* a view's failure, one line */
+	/* Lines a view adds to the summary (text: '#' lines, JSON: "notes",
+	 * CSV and folded: stderr), e.g. what the memory views cannot see. */
+	char notes[4][256];
+	int nnotes;
 };
+
+/* Adds a note line to the summary (dropped past the fourth). */
+void nsk_report__note(struct nsk_report *rep, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* A view: --by NAME.  weights, when the view counts something on stacks,
  * is SQL giving (stack_id, weight) rows of the selected events, e.g.

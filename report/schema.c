@@ -79,14 +79,17 @@ static const char *const cpu_index[] = {
 static const char *const alloc_create[] = {
 	/* One row per allocation; addr 0: the call failed.  weight: bytes the
 	 * row stands for (= size unless sampled).  fn: malloc, calloc, ...,
-	 * mmap, brk (C++ operator new is recorded as malloc). */
+	 * mmap, brk, reserve (address space only: not heap), mprotect (a
+	 * commit inside a reservation); C++ operator new is recorded as
+	 * malloc. */
 	"CREATE TABLE alloc (id INTEGER PRIMARY KEY, time INTEGER, pid INTEGER, "
 	"tid INTEGER, comm_id INTEGER, addr INTEGER, size INTEGER, "
 	"weight INTEGER, stack_id INTEGER, fn TEXT)",
 	/* One row per free; alloc_id: the allocation it ends, NULL when the
 	 * recording never saw it allocated (before an attach).  fn: free,
-	 * realloc (the old block), munmap, brk, implied (the address was
-	 * handed out again, so it was freed unseen). */
+	 * realloc (the old block), munmap, brk, mprotect, implied (the
+	 * address was handed out again, so it was freed unseen), exit (never
+	 * freed: its process exited or exec'd, live at exit). */
 	"CREATE TABLE free (time INTEGER, pid INTEGER, tid INTEGER, "
 	"comm_id INTEGER, addr INTEGER, size INTEGER, fn TEXT, "
 	"alloc_id INTEGER)",

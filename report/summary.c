@@ -47,6 +47,17 @@ static int64_t query_int(struct nsk_report *rep, const char *sql)
 	return v;
 }
 
+void nsk_report__note(struct nsk_report *rep, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (rep->nnotes >= (int)(sizeof(rep->notes) / sizeof(rep->notes[0])))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(rep->notes[rep->nnotes++], sizeof(rep->notes[0]), fmt, ap);
+	va_end(ap);
+}
+
 int64_t nsk_report__info(struct nsk_report *rep, const char *key)
 {
 	char *sql = sqlite3_mprintf("SELECT value FROM recording WHERE key = %Q",
@@ -263,6 +274,11 @@ static void summary_text(struct nsk_report *rep, FILE *f)
 		fprintf(f, "# ... and %d more modules without symbols (SELECT "
 			"* FROM mapping WHERE no_symbols)\n", more);
 	stacks_text(rep, f);
+	for (int i = 0; i < rep->nnotes; i++) {
+		fputs("# ", f);
+		nsk_out__put_escaped(f, rep->notes[i]);
+		fputc('\n', f);
+	}
 	nwarn = nsk_report__own_text(rep, warn, 8); /* what nusku cost */
 	for (int i = 0; i < nwarn; i++)
 		fprintf(f, "# %s\n", warn[i]);
@@ -348,6 +364,11 @@ static void summary_json(struct nsk_report *rep, const char *view, FILE *f)
 		fputs(i ? ", " : "", f);
 		nsk_out__json_str(f, warn[i]);
 	}
+	fputs("], \"notes\": [", f);
+	for (int i = 0; i < rep->nnotes; i++) {
+		fputs(i ? ", " : "", f);
+		nsk_out__json_str(f, rep->notes[i]);
+	}
 	fputs("], \"problems\": [", f);
 	st = problems(rep);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -371,6 +392,8 @@ void nsk_report__warn(struct nsk_report *rep)
 
 	for (int i = 0; i < nwarn; i++)
 		fprintf(stderr, "nusku report: warning: %s\n", warn[i]);
+	for (int i = 0; i < rep->nnotes; i++)
+		fprintf(stderr, "nusku report: note: %s\n", rep->notes[i]);
 	st = problems(rep);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		fputs("nusku report: problem: ", stderr);

@@ -1,10 +1,19 @@
 /* The allocation views:
  *
  *   alloc-site    per call site: allocations, bytes, frees, failed calls,
- *                 live allocations and bytes at the end, peak live bytes
- *   leaks         what was never freed, by site, largest first
+ *                 live allocations and bytes at the end, live at the exit
+ *                 of their process, peak live bytes
+ *   leaks         what was never freed, by process and site, largest
+ *                 first: live at the end of the recording (the process
+ *                 still ran) or live at the exit of its process
  *   memory-time   live bytes over time in intervals, with the site that
  *                 held the most at the end of each
+ *
+ * A process's blocks stop being live when it exits or execs: the loader
+ * gives them a free row with fn 'exit' (load_alloc.c).  Those are "live at
+ * exit", never frees.  Reservations (fn 'reserve': PROT_NONE or
+ * MAP_NORESERVE mappings) are address space, not heap: no view counts
+ * them, the summary says how much there was (alloc_notes.c).
  *
  * A site is the first frame of the allocation's stack outside the
  * allocator: frames of the allocator object (the recording's
@@ -28,11 +37,15 @@
 #include "report/report.h"
 #include "report/views.h"
 
+/* Rows that are heap: every allocation but reservations. */
+#define HEAP "fn IS NOT 'reserve'"
 #define ALLOC_WEIGHTS \
-	"SELECT stack_id, weight FROM f_alloc WHERE addr != 0"
+	"SELECT stack_id, weight FROM f_alloc WHERE addr != 0 AND " HEAP
+/* never freed: live at the end or at the exit of its process */
 #define LIVE_WEIGHTS \
 	"SELECT a.stack_id, a.weight FROM f_alloc a WHERE a.addr != 0 AND " \
-	"NOT EXISTS (SELECT 1 FROM free fr WHERE fr.alloc_id = a.id)"
+	"a." HEAP " AND NOT EXISTS (SELECT 1 FROM free fr WHERE " \
+	"fr.alloc_id = a.id AND fr.fn IS NOT 'exit')"
 
 /* Allocations one record stands for (see the top of this file). */
 #define COUNT_OF(a) "(CASE WHEN " a ".size > 0 THEN " a ".weight * 1.0 / " \
@@ -75,7 +88,7 @@ static int site_table(struct nsk_report *rep)
 		"   '__mmap', 'sbrk', '__sbrk', 'brk', '__brk'))"
 		" ORDER BY sf.pos LIMIT 1),"
 		" (SELECT leaf_func_id FROM stack WHERE id = x.stack_id))"
-		" FROM (SELECT DISTINCT stack_id FROM f_alloc) x",
+		" FROM (SELECT DISTINCT stack_id FROM f_alloc WHERE " HEAP ") x",
 		allocator);
 	if (!sql)
 		return -ENOMEM;
@@ -98,11 +111,13 @@ static int site_sums(struct nsk_report *rep)
 		return err;
 	if (sqlite3_exec(rep->db,
 		"DROP TABLE IF EXISTS temp.ablk;"
-		/* Each block with its site and, if freed, when. */
-		"CREATE TEMP TABLE ablk AS SELECT a.id, a.time, a.addr, a.size,"
-		" a.weight, a.stack_id, s.func_id AS site, fr.time AS ftime "
+		/* Each block with its site and, if freed or gone with its
+		 * process (fexit 1), when. */
+		"CREATE TEMP TABLE ablk AS SELECT a.id, a.time, a.pid, a.comm_id,"
+		" a.addr, a.size, a.weight, a.stack_id, s.func_id AS site,"
+		" fr.time AS ftime, coalesce(fr.fn = 'exit', 0) AS fexit "
 		"FROM f_alloc a JOIN temp.asite s ON s.stack_id = a.stack_id "
-		"LEFT JOIN free fr ON fr.alloc_id = a.id;"
+		"LEFT JOIN free fr ON fr.alloc_id = a.id WHERE a." HEAP ";"
 		"DROP TABLE IF EXISTS temp.apeak;"
 		/* Peak live bytes per site: a running sum over its
 		 * allocations (+) and frees (-), frees first at equal times. */
@@ -116,16 +131,18 @@ static int site_sums(struct nsk_report *rep)
 		/* The call path that allocated the most bytes at each site. */
 		"CREATE TEMP TABLE astack AS SELECT site, stack_id FROM ("
 		" SELECT site, stack_id, row_number() OVER (PARTITION BY site"
-		"  ORDER BY sum(weight) DESC, stack_id) AS rn FROM temp.ablk"
+		"  ORDER BY total(CASE WHEN addr != 0 THEN weight END) DESC, stack_id) AS rn FROM temp.ablk"
 		"  GROUP BY site, stack_id) WHERE rn = 1;"
 		"DROP TABLE IF EXISTS temp.asum;"
 		"CREATE TEMP TABLE asum AS SELECT b.site,"
 		" CAST(round(total(CASE WHEN addr != 0 THEN " COUNT_OF("b") " END)) AS INTEGER) AS allocs,"
 		" CAST(total(CASE WHEN addr != 0 THEN weight END) AS INTEGER) AS bytes,"
-		" CAST(round(total(CASE WHEN ftime IS NOT NULL THEN " COUNT_OF("b") " END)) AS INTEGER) AS frees,"
-		" CAST(total(CASE WHEN ftime IS NOT NULL THEN weight END) AS INTEGER) AS freed_bytes,"
+		" CAST(round(total(CASE WHEN ftime IS NOT NULL AND NOT fexit THEN " COUNT_OF("b") " END)) AS INTEGER) AS frees,"
+		" CAST(total(CASE WHEN ftime IS NOT NULL AND NOT fexit THEN weight END) AS INTEGER) AS freed_bytes,"
 		" CAST(round(total(CASE WHEN addr != 0 AND ftime IS NULL THEN " COUNT_OF("b") " END)) AS INTEGER) AS live_allocs,"
 		" CAST(total(CASE WHEN addr != 0 AND ftime IS NULL THEN weight END) AS INTEGER) AS live_bytes,"
+		" CAST(round(total(CASE WHEN fexit THEN " COUNT_OF("b") " END)) AS INTEGER) AS exit_allocs,"
+		" CAST(total(CASE WHEN fexit THEN weight END) AS INTEGER) AS exit_bytes,"
 		" sum(addr = 0) AS failed,"
 		" coalesce(p.peak, 0) AS peak_bytes "
 		"FROM temp.ablk b LEFT JOIN temp.apeak p ON p.site = b.site "
@@ -145,47 +162,93 @@ static const struct nsk_col_hint site_hints[] = {
 	{ "stack", NULL, NSK_COL_DATA_ONLY },
 	{ "freed_bytes", NULL, NSK_COL_DATA_ONLY },
 	{ "failed", NULL, NSK_COL_DATA_ONLY },
-	{ "live_allocs", "live", 0 },
+	{ "live_allocs", NULL, NSK_COL_DATA_ONLY },
+	{ "live_bytes", "live", 0 },
+	{ "exit_bytes", "at_exit", 0 },
+	{ "exit_allocs", NULL, NSK_COL_DATA_ONLY },
 	{ "peak_bytes", "peak", 0 },
 	{ NULL, NULL, 0 }
 };
 
-static int run_sites(struct nsk_report *rep, const struct nsk_view *v,
-		     int leaks)
+/* Leaks, by process and site: live at the end (its process still ran)
+ * or live at its process's exit. */
+static const struct nsk_col_hint leak_hints[] = {
+	{ "site", NULL, NSK_COL_FLEX },
+	{ "module", NULL, NSK_COL_NARROW },
+	{ "process", NULL, NSK_COL_NARROW },
+	{ "stack", NULL, NSK_COL_DATA_ONLY },
+	{ "live_bytes", "live", 0 },
+	{ "live_allocs", "n", 0 },
+	{ "exit_bytes", "at_exit", 0 },
+	{ "exit_allocs", "n_exit", NSK_COL_DATA_ONLY },
+	{ NULL, NULL, 0 }
+};
+
+static int run_leaks(struct nsk_report *rep, const struct nsk_view *v)
+{
+	sqlite3_stmt *st;
+	char *msg = NULL;
+	int err;
+
+	if (rep->opts->folded)
+		return nsk_alloc_notes__add(rep) ?: nsk_stacks__folded(rep, v);
+	err = site_sums(rep);
+	if (err)
+		return err;
+	if (sqlite3_exec(rep->db,
+		"DROP TABLE IF EXISTS temp.aleak;"
+		"CREATE TEMP TABLE aleak AS SELECT pid, site, max(comm_id) AS comm_id,"
+		" CAST(total(CASE WHEN ftime IS NULL THEN weight END) AS INTEGER) AS live_bytes,"
+		" CAST(round(total(CASE WHEN ftime IS NULL THEN " COUNT_OF("b") " END)) AS INTEGER) AS live_allocs,"
+		" CAST(total(CASE WHEN fexit THEN weight END) AS INTEGER) AS exit_bytes,"
+		" CAST(round(total(CASE WHEN fexit THEN " COUNT_OF("b") " END)) AS INTEGER) AS exit_allocs "
+		"FROM temp.ablk b WHERE addr != 0 AND (ftime IS NULL OR fexit) "
+		"GROUP BY pid, site",
+		NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(rep->err, sizeof(rep->err), "%s", msg ? msg : "SQL error");
+		sqlite3_free(msg);
+		return -EIO;
+	}
+	err = nsk_alloc_notes__add(rep);
+	if (err)
+		return err;
+	st = nsk_report__prepare(rep,
+		"SELECT l.live_bytes, l.live_allocs, l.exit_bytes, l.exit_allocs,"
+		" l.pid, c.name AS process, u.name AS site, u.module AS module,"
+		" st.chain AS stack "
+		"FROM temp.aleak l JOIN func u ON u.id = l.site "
+		"LEFT JOIN comm c ON c.id = l.comm_id "
+		"LEFT JOIN temp.astack k ON k.site = l.site "
+		"LEFT JOIN stack st ON st.id = k.stack_id "
+		"ORDER BY l.live_bytes DESC, l.exit_bytes DESC, l.live_allocs DESC,"
+		" l.pid, u.name LIMIT %ld", rep->opts->limit);
+	if (!st)
+		return -EIO;
+	return nsk_report__emit(rep, v->name, st, leak_hints);
+}
+
+static int run_alloc_site(struct nsk_report *rep, const struct nsk_view *v)
 {
 	sqlite3_stmt *st;
 	int err;
 
 	if (rep->opts->folded)
-		return nsk_stacks__folded(rep, v);
-	err = site_sums(rep);
+		return nsk_alloc_notes__add(rep) ?: nsk_stacks__folded(rep, v);
+	err = site_sums(rep) ?: nsk_alloc_notes__add(rep);
 	if (err)
 		return err;
 	st = nsk_report__prepare(rep,
-		"SELECT %s u.name AS site, u.module AS module, st.chain AS stack "
+		"SELECT s.bytes, s.allocs, s.frees, s.freed_bytes, s.live_allocs,"
+		" s.live_bytes, s.exit_bytes, s.exit_allocs, s.peak_bytes, s.failed,"
+		" u.name AS site, u.module AS module, st.chain AS stack "
 		"FROM temp.asum s JOIN func u ON u.id = s.site "
 		"LEFT JOIN temp.astack k ON k.site = s.site "
 		"LEFT JOIN stack st ON st.id = k.stack_id "
-		"%s ORDER BY %s, u.name LIMIT %ld",
-		leaks ? "s.live_bytes, s.live_allocs, s.allocs, s.bytes, s.peak_bytes,"
-		      : "s.bytes, s.allocs, s.frees, s.freed_bytes, s.live_allocs,"
-			" s.live_bytes, s.peak_bytes, s.failed,",
-		leaks ? "WHERE s.live_allocs > 0 OR s.live_bytes > 0" : "",
-		leaks ? "s.live_bytes DESC, s.live_allocs DESC" : "s.bytes DESC, s.allocs DESC",
+		"ORDER BY s.bytes DESC, s.allocs DESC, u.name LIMIT %ld",
 		rep->opts->limit);
 	if (!st)
 		return -EIO;
 	return nsk_report__emit(rep, v->name, st, site_hints);
-}
-
-static int run_alloc_site(struct nsk_report *rep, const struct nsk_view *v)
-{
-	return run_sites(rep, v, 0);
-}
-
-static int run_leaks(struct nsk_report *rep, const struct nsk_view *v)
-{
-	return run_sites(rep, v, 1);
 }
 
 /* Live bytes at the end of each of NBUCKETS equal intervals of the
@@ -204,6 +267,7 @@ static int run_memory_time(struct nsk_report *rep, const struct nsk_view *v)
 		{ "live_bytes", "live", 0 },
 		{ "alloc_bytes", "alloc", 0 },
 		{ "freed_bytes", "freed", 0 },
+		{ "exit_bytes", "at_exit", 0 },
 		{ "top_site_bytes", "top_live", 0 },
 		{ NULL, NULL, 0 }
 	};
@@ -218,19 +282,24 @@ static int run_memory_time(struct nsk_report *rep, const struct nsk_view *v)
 	int err;
 
 	if (rep->opts->folded)
-		return nsk_stacks__folded(rep, v);
-	err = site_sums(rep);
+		return nsk_alloc_notes__add(rep) ?: nsk_stacks__folded(rep, v);
+	err = site_sums(rep) ?: nsk_alloc_notes__add(rep);
 	if (err)
 		return err;
 	sql = sqlite3_mprintf(
 		"DROP TABLE IF EXISTS temp.adelta;"
-		/* Bytes in (+) and out (-) per interval and site. */
+		/* Bytes in (+) and out (-) per interval and site; out of
+		 * them, gone with their process (exb). */
 		"CREATE TEMP TABLE adelta AS SELECT bucket, site, total(inb) AS inb,"
-		" total(outb) AS outb, total(inn) AS inn, total(outn) AS outn FROM ("
+		" total(outb) AS outb, total(inn) AS inn, total(outn) AS outn,"
+		" total(exb) AS exb FROM ("
 		" SELECT (time - %lld) / %lld AS bucket, site, weight AS inb, 0 AS outb,"
-		"  " COUNT_OF("ablk") " AS inn, 0 AS outn FROM temp.ablk WHERE addr != 0"
+		"  " COUNT_OF("ablk") " AS inn, 0 AS outn, 0 AS exb FROM temp.ablk"
+		"  WHERE addr != 0"
 		" UNION ALL SELECT (ftime - %lld) / %lld, site, 0, weight, 0,"
-		"  " COUNT_OF("ablk") " FROM temp.ablk WHERE ftime IS NOT NULL)"
+		"  CASE WHEN fexit THEN 0 ELSE " COUNT_OF("ablk") " END,"
+		"  CASE WHEN fexit THEN weight ELSE 0 END"
+		"  FROM temp.ablk WHERE ftime IS NOT NULL)"
 		" GROUP BY bucket, site;"
 		"DROP TABLE IF EXISTS temp.alive;"
 		/* Live bytes per site at the end of each interval. */
@@ -252,7 +321,8 @@ static int run_memory_time(struct nsk_report *rep, const struct nsk_view *v)
 	st = nsk_report__prepare(rep,
 		"WITH b(i) AS (SELECT DISTINCT bucket FROM temp.alive),"
 		" d AS (SELECT bucket, total(inb) AS inb, total(outb) AS outb,"
-		"  total(inn) AS inn, total(outn) AS outn FROM temp.adelta GROUP BY bucket),"
+		"  total(inn) AS inn, total(outn) AS outn, total(exb) AS exb"
+		"  FROM temp.adelta GROUP BY bucket),"
 		" l AS (SELECT bucket, total(live) AS live FROM temp.alive GROUP BY bucket),"
 		" top AS (SELECT bucket, site, live FROM (SELECT bucket, site, live,"
 		"  row_number() OVER (PARTITION BY bucket ORDER BY live DESC, site) AS rn"
@@ -262,8 +332,9 @@ static int run_memory_time(struct nsk_report *rep, const struct nsk_view *v)
 		" CAST(l.live AS INTEGER) AS live_bytes,"
 		" CAST(coalesce(d.inb, 0) AS INTEGER) AS alloc_bytes,"
 		" CAST(round(coalesce(d.inn, 0)) AS INTEGER) AS allocs,"
-		" CAST(coalesce(d.outb, 0) AS INTEGER) AS freed_bytes,"
+		" CAST(coalesce(d.outb - d.exb, 0) AS INTEGER) AS freed_bytes,"
 		" CAST(round(coalesce(d.outn, 0)) AS INTEGER) AS frees,"
+		" CAST(coalesce(d.exb, 0) AS INTEGER) AS exit_bytes,"
 		" CASE WHEN top.live > 0 THEN u.name END AS top_site,"
 		" CAST(CASE WHEN top.live > 0 THEN top.live ELSE 0 END AS INTEGER) AS top_site_bytes "
 		"FROM b JOIN l ON l.bucket = b.i LEFT JOIN d ON d.bucket = b.i"
@@ -278,7 +349,8 @@ static int run_memory_time(struct nsk_report *rep, const struct nsk_view *v)
 const struct nsk_view nsk_view_alloc_site = {
 	.name = "alloc-site",
 	.help = "allocations per call site: count, bytes, frees, live at the "
-		"end, peak live (--folded: allocated bytes)",
+		"end, live at their process's exit, peak live (--folded: "
+		"allocated bytes)",
 	.run = run_alloc_site,
 	.weights = ALLOC_WEIGHTS,
 	.unit = "bytes",
@@ -286,8 +358,8 @@ const struct nsk_view nsk_view_alloc_site = {
 
 const struct nsk_view nsk_view_alloc_leaks = {
 	.name = "leaks",
-	.help = "memory never freed, by call site, largest first (--folded: "
-		"live bytes)",
+	.help = "memory never freed, by process and call site: live at the "
+		"end or at its process's exit (--folded: those bytes)",
 	.run = run_leaks,
 	.weights = LIVE_WEIGHTS,
 	.unit = "bytes",

@@ -12,6 +12,9 @@ extern const struct nsk_view nsk_view_cpu_thread;
 extern const struct nsk_view nsk_view_alloc_site;
 extern const struct nsk_view nsk_view_alloc_leaks;
 extern const struct nsk_view nsk_view_alloc_memory_time;
+/* The memory views' summary notes (alloc_notes.c): live at exit, reserved
+ * address space, an invisible Go heap.  0 or -EIO. */
+int nsk_alloc_notes__add(struct nsk_report *rep);
 /* offcpu (view_blocking.c) */
 extern const struct nsk_view nsk_view_blocking;
 /* syscall (view_syscall.c) */

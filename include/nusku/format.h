@@ -190,8 +190,9 @@ struct nsk_rec_free {
 	uint32_t pid;
 	uint32_t tid;
 	uint64_t addr;
-	uint32_t fn; /* enum nsk_alloc_fn: FREE, REALLOC (the old block), MUNMAP */
-	uint64_t size; /* for munmap; 0 otherwise */
+	uint32_t fn; /* enum nsk_alloc_fn: FREE, REALLOC (the old block),
+		      * MUNMAP, BRK, MPROTECT (a commit made PROT_NONE) */
+	uint64_t size; /* munmap, brk, mprotect: the range; 0 otherwise */
 };
 
 

@@ -23,6 +23,12 @@ enum nsk_alloc_fn {
 	NSK_ALLOC_BRK,
 	NSK_ALLOC_FREE,
 	NSK_ALLOC_MUNMAP,
+	/* 1.2: an anonymous mapping made PROT_NONE or MAP_NORESERVE: address
+	 * space reserved, no memory (ALLOC only) */
+	NSK_ALLOC_RESERVE,
+	/* 1.2: ALLOC: a range of a reservation made writable (committed);
+	 * FREE: a range of one made PROT_NONE again */
+	NSK_ALLOC_MPROTECT,
 };
 
 /* Why a thread was off CPU (record/offcpu_reason.c decides). */

@@ -35,7 +35,7 @@ c=$TMPD/sites.csv
 assert_site "$c" site_small  allocs      $((1000 * S + 1))
 assert_site "$c" site_small  live_bytes  0
 assert_site "$c" site_calloc bytes       $((300000 * S))
-assert_site "$c" site_leak   live_bytes  $((10000 * S))
+assert_site "$c" site_leak   exit_bytes  $((10000 * S))
 assert_site "$c" site_grow   allocs      10
 assert_site "$c" site_thread allocs      $((2000 * S))
 assert_site "$c" site_thread live_bytes  0

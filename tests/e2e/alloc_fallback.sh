@@ -24,7 +24,7 @@ grep -q "cannot use the sampler (statically linked)" "$TMPD/st.err" ||
 dump "$TMPD/st.nsk" "$TMPD/st.dump"
 grep -q '^meta alloc.mode uprobes' "$TMPD/st.dump" || fail "static program not recorded through uprobes"
 "$NUSKU" report "$TMPD/st.nsk" --by alloc-site --format csv >"$TMPD/st.csv" 2>/dev/null || fail "report"
-assert_site "$TMPD/st.csv" site_leak live_bytes 200000
+assert_site "$TMPD/st.csv" site_leak exit_bytes 200000
 assert_site "$TMPD/st.csv" site_calloc allocs 6000
 echo "ok: static program through uprobes"
 
@@ -46,7 +46,7 @@ found=
 for p in $(cat "$TMPD/pids"); do
 	"$NUSKU" report "$TMPD/sh.nsk" --by alloc-site --pid "$p" --format csv >"$TMPD/p.csv" 2>/dev/null ||
 		fail "report --pid $p"
-	v=$(site_col "$TMPD/p.csv" site_leak live_bytes)
+	v=$(site_col "$TMPD/p.csv" site_leak exit_bytes)
 	[ -n "$v" ] && found="$found $v"
 done
 found=$(echo $found | tr ' ' '\n' | sort -n | tr '\n' ' ')
@@ -76,6 +76,6 @@ printf x >&3
 exec 3>&-
 wait $rec || fail "record in a mount namespace exited $?: $(cat "$TMPD/ns.err")"
 "$NUSKU" report "$TMPD/ns.nsk" --by alloc-site --format csv >"$TMPD/ns.csv" 2>/dev/null || fail "report"
-assert_site "$TMPD/ns.csv" site_leak live_bytes 200000
+assert_site "$TMPD/ns.csv" site_leak exit_bytes 200000
 echo "ok: a process that cannot see the library is recorded through uprobes"
 echo "alloc_fallback: ok"

@@ -33,7 +33,7 @@ b=$((256000 * S));          assert_site "$c" site_thread  bytes  $b $(pct $b 10)
 n=$((2000 * S));            assert_site "$c" site_thread  allocs $n $(pct $n 10)
 b=$((102400 * S));          assert_site "$c" site_aligned bytes  $b $(pct $b 10)
 b=$((64000 * S + 8000 * S)); assert_site "$c" site_small  bytes  $b $(pct $b 10)
-b=$((10000 * S));           assert_site "$c" site_leak    live_bytes $b $(pct $b 15)
+b=$((10000 * S));           assert_site "$c" site_leak    exit_bytes $b $(pct $b 15)
 b=$((10000 * S));           assert_site "$c" site_leak    bytes  $b $(pct $b 15)
 for s in site_calloc site_thread site_aligned site_small; do
 	assert_site "$c" $s live_bytes 0

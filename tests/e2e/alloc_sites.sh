@@ -48,8 +48,10 @@ assert_site "$c" site_aligned live_allocs  0
 assert_site "$c" site_aligned peak_bytes   256
 assert_site "$c" site_leak    allocs       $((10 * S))
 assert_site "$c" site_leak    frees        0
-assert_site "$c" site_leak    live_allocs  $((10 * S))
-assert_site "$c" site_leak    live_bytes   $((10000 * S))
+# the process exited: what it never freed is live at its exit, not at the end
+assert_site "$c" site_leak    live_allocs  0
+assert_site "$c" site_leak    exit_allocs  $((10 * S))
+assert_site "$c" site_leak    exit_bytes   $((10000 * S))
 assert_site "$c" site_leak    peak_bytes   $((10000 * S))
 # realloc: NULL -> 16 -> ... -> 8192, then realloc(p, 0)
 assert_site "$c" site_grow    allocs       10
@@ -71,19 +73,22 @@ assert_site "$c" site_thread  peak_bytes   192 64
 assert_site "$c" site_mmap    allocs       3
 assert_site "$c" site_mmap    bytes        3145728
 assert_site "$c" site_mmap    frees        2
-assert_site "$c" site_mmap    live_bytes   1048576
+assert_site "$c" site_mmap    live_bytes   0
+assert_site "$c" site_mmap    exit_bytes   1048576
 assert_site "$c" site_mmap    peak_bytes   3145728
 
 # the call path of a site ends in the site, under main
 [ "$(site_col "$c" site_leak stack)" = "site_leak <- main <- __libc_start_call_main" ] ||
 	fail "site_leak stack: $(site_col "$c" site_leak stack)"
 
-# leaks: what was never freed, largest first
+# leaks: what was never freed, largest first (all of it live at the exit
+# of the program: exit_bytes, the third column)
 "$NUSKU" report "$out" --by leaks --format csv >"$TMPD/leaks.csv" 2>/dev/null || fail "--by leaks"
-assert_site "$TMPD/leaks.csv" site_leak live_bytes $((10000 * S))
-assert_site "$TMPD/leaks.csv" site_mmap live_bytes 1048576
-[ -z "$(site_col "$TMPD/leaks.csv" site_small live_bytes)" ] || fail "site_small listed as a leak"
-awk -F, 'NR > 2 && $1 > prev { exit 1 } NR > 1 { prev = $1 }' "$TMPD/leaks.csv" ||
+assert_site "$TMPD/leaks.csv" site_leak exit_bytes $((10000 * S))
+assert_site "$TMPD/leaks.csv" site_mmap exit_bytes 1048576
+assert_site "$TMPD/leaks.csv" site_leak live_bytes 0
+[ -z "$(site_col "$TMPD/leaks.csv" site_small exit_bytes)" ] || fail "site_small listed as a leak"
+awk -F, 'NR > 2 && $3 > prev { exit 1 } NR > 1 { prev = $3 }' "$TMPD/leaks.csv" ||
 	fail "leaks not sorted largest first"
 "$NUSKU" report "$out" --leaks --format csv 2>/dev/null | cmp -s - "$TMPD/leaks.csv" ||
 	fail "--leaks differs from --by leaks"
@@ -126,7 +131,7 @@ for how in "" --alloc-uprobes; do
 	"$NUSKU" report "$TMPD/new.nsk" --by alloc-site --format csv >"$TMPD/new.csv" 2>/dev/null ||
 		fail "report alloc_new"
 	assert_site "$TMPD/new.csv" new_leak    allocs     10000
-	assert_site "$TMPD/new.csv" new_leak    live_bytes 480000
+	assert_site "$TMPD/new.csv" new_leak    exit_bytes 480000
 	assert_site "$TMPD/new.csv" new_array   allocs     50000
 	assert_site "$TMPD/new.csv" new_array   live_bytes 0
 	assert_site "$TMPD/new.csv" new_nothrow bytes      200000

@@ -62,8 +62,8 @@ check() { # BUILD
 	assert_site "$f.csv" copy_name allocs $R $slack
 	assert_site "$f.csv" copy_name bytes $((R * 41)) $((slack * 41))
 	assert_site "$f.csv" open_file allocs $((R / 10)) $((R / 1000))
-	assert_site "$f.csv" keep_name live_allocs $((R / 100)) $((R / 10000))
-	assert_site "$f.csv" keep_name live_bytes $((R / 100 * 41)) $((R / 10000 * 41))
+	assert_site "$f.csv" keep_name exit_allocs $((R / 100)) $((R / 10000))
+	assert_site "$f.csv" keep_name exit_bytes $((R / 100 * 41)) $((R / 10000 * 41))
 	for site in leaf copy_name open_file keep_name; do
 		want="main;outer;inner;leaf"
 		[ $site = leaf ] || want="$want;$site"

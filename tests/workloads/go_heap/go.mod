@@ -1,0 +1,3 @@
+module nusku.test/go_heap
+
+go 1.19
