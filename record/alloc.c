@@ -791,7 +791,7 @@ cleanup:
 static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 {
 	struct alloc_state *st = state;
-	char why[256];
+	char why[256], exe[64];
 	int err;
 
 	/* An exec may reuse stack map ids for other code: forget them all,
@@ -826,6 +826,13 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 		if (ok < 0)
 			snprintf(why, sizeof(why), "%s", strerror(-ok));
 	}
+	/* Told of at its exec, before the dynamic loader has mapped any
+	 * library: the ones the executable needs are probed now, by file,
+	 * so its first allocation is seen; then what it maps already. */
+	snprintf(exe, sizeof(exe), "/proc/%u/exe", pid);
+	err = nsk_alloc_attach__program(st->attach, exe, pid);
+	if (err == -ENOENT || err == -ESRCH)
+		return 0; /* already gone */
 	err = nsk_alloc_attach__process(st->attach, pid);
 	if (err == -ENOENT || err == -ESRCH)
 		return 0; /* already gone */
