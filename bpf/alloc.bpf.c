@@ -3,7 +3,7 @@
  *
  * Two ways in.  Launched programs load the sampler (preload/sampler.c),
  * which samples in the process and calls its probe points only for what it
- * sampled: sampler_alloc and sampler_free below, attached to the library.
+ * sampled: sampler_probe below, attached to the library.
  * Elsewhere (attach mode, and processes the sampler cannot reach) uprobes
  * on the allocator family, attached by record/alloc_attach.c to the object
  * that defines malloc in each target process, confined to it by the
@@ -525,9 +525,9 @@ int BPF_KPROBE(free_enter, __u64 ptr)
  * frame + 16, the caller's frame pointer at frame.  The stack copy starts
  * there; the frame-pointer walk from the probe passes through the library's
  * frames first, which user space cuts at the call site. */
-SEC("uprobe")
-int BPF_KPROBE(sampler_alloc, __u64 addr, __u64 size, __u64 weight, __u64 fn,
-	       __u64 frame)
+static __always_inline int sampler_alloc(struct pt_regs *ctx, __u64 addr,
+					 __u64 size, __u64 weight, __u64 fn,
+					 __u64 frame)
 {
 	__u32 tgid = nsk_cur_tgid(), zero = NSK_ALLOC_LOST_SAMPLED;
 	__u64 dropped = PARM6(ctx), link[2] = { 0, 0 };
@@ -551,14 +551,25 @@ int BPF_KPROBE(sampler_alloc, __u64 addr, __u64 size, __u64 weight, __u64 fn,
 }
 
 /* A sampled block released (fn FREE or REALLOC): no stack. */
-SEC("uprobe")
-int BPF_KPROBE(sampler_free, __u64 addr, __u64 fn)
+static __always_inline int sampler_free(__u64 addr, __u64 fn)
 {
 	__u32 tgid = nsk_cur_tgid();
 
 	if (!addr || !nsk_is_target(tgid))
 		return 0;
 	return emit_free(tgid, addr, 0, (__u32)fn);
+}
+
+/* Both probe points of the library are this one program, told apart by
+ * the cookie, so they can share one uprobe_multi link: the kernel waits a
+ * grace period (about 100 ms here) when it takes a link's uprobes away,
+ * once per link. */
+SEC("uprobe")
+int BPF_KPROBE(sampler_probe, __u64 a0, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
+{
+	if (bpf_get_attach_cookie(ctx) == NSK_ALLOC_COOKIE_SAMPLER_FREE)
+		return sampler_free(a0, a1);
+	return sampler_alloc(ctx, a0, a1, a2, a3, a4);
 }
 
 /* ---- mmap, munmap, brk ----------------------------------------------------- */

@@ -93,7 +93,11 @@ struct alloc_state {
 	/* the preloaded sampler (launched programs) */
 	int sampler;	      /* in use: processes that load it need no uprobes */
 	char sampler_lib[4096];
-	struct bpf_link *sampler_alloc, *sampler_free;
+	/* the sampler's probe points: one uprobe_multi link, or two links
+	 * where the kernel has no uprobe_multi */
+	struct bpf_link *sampler_links[2];
+	int sampler_fd; /* ... or the uprobe_multi link's fd, -1 */
+	int multi; /* uprobe_multi links */
 	uint32_t root;	      /* the launched child */
 	int root_execd;	      /* its first announcement (before exec) passed */
 	int quiet;
@@ -627,15 +631,30 @@ static int sampler_start(struct alloc_state *st, const char *program,
 		say_fallback(st, program, 0, *why ? why : strerror(ok ? -ok : -err));
 		return 0;
 	}
-	uo.func_name = NSK_SAMPLER_ALLOC_SYM;
-	st->sampler_alloc = bpf_program__attach_uprobe_opts(st->skel->progs.sampler_alloc, -1,
-							    st->sampler_lib, 0, &uo);
-	uo.func_name = NSK_SAMPLER_FREE_SYM;
-	st->sampler_free = st->sampler_alloc ?
-		bpf_program__attach_uprobe_opts(st->skel->progs.sampler_free, -1,
-						st->sampler_lib, 0, &uo) : NULL;
-	if (!st->sampler_free)
-		return -errno;
+	if (st->multi) {
+		/* one link: taking it away costs one grace period, not two */
+		const char *syms[2] = { NSK_SAMPLER_ALLOC_SYM, NSK_SAMPLER_FREE_SYM };
+		const uint64_t cookies[2] = { NSK_ALLOC_COOKIE_SAMPLER_ALLOC,
+					      NSK_ALLOC_COOKIE_SAMPLER_FREE };
+
+		st->sampler_fd = nsk_alloc_attach__multi_syms(st->skel->progs.sampler_probe,
+							      st->sampler_lib, syms,
+							      cookies, 2);
+		if (st->sampler_fd < 0)
+			return st->sampler_fd;
+	} else {
+		uo.func_name = NSK_SAMPLER_ALLOC_SYM;
+		uo.bpf_cookie = NSK_ALLOC_COOKIE_SAMPLER_ALLOC;
+		st->sampler_links[0] = bpf_program__attach_uprobe_opts(
+			st->skel->progs.sampler_probe, -1, st->sampler_lib, 0, &uo);
+		uo.func_name = NSK_SAMPLER_FREE_SYM;
+		uo.bpf_cookie = NSK_ALLOC_COOKIE_SAMPLER_FREE;
+		st->sampler_links[1] = st->sampler_links[0] ?
+			bpf_program__attach_uprobe_opts(st->skel->progs.sampler_probe, -1,
+							st->sampler_lib, 0, &uo) : NULL;
+		if (!st->sampler_links[1])
+			return -errno;
+	}
 	/* first, so that RTLD_NEXT finds a preloaded allocator after it */
 	if (asprintf(&preload, "%s%s%s", st->sampler_lib, old && *old ? ":" : "",
 		     old ? old : "") < 0)
@@ -655,8 +674,10 @@ static void alloc_stop(void *state)
 
 	if (!st)
 		return;
-	bpf_link__destroy(st->sampler_alloc);
-	bpf_link__destroy(st->sampler_free);
+	bpf_link__destroy(st->sampler_links[0]);
+	bpf_link__destroy(st->sampler_links[1]);
+	if (st->sampler_fd >= 0)
+		close(st->sampler_fd);
 	nsk_alloc_attach__free(st->attach);
 	bpf_link__destroy(st->sys_exit);
 	alloc_bpf__destroy(st->skel);
@@ -702,6 +723,7 @@ static int alloc_start(struct nsk_session *s, void **state)
 	if (!st)
 		return -ENOMEM;
 	st->s = s;
+	st->sampler_fd = -1;
 	st->quiet = o->quiet;
 	st->skel = alloc_bpf__open();
 	if (!st->skel) {
@@ -722,7 +744,10 @@ static int alloc_start(struct nsk_session *s, void **state)
 		bpf_program__set_expected_attach_type(progs.enter, NSK_ALLOC_ATTACH_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(progs.exit, NSK_ALLOC_ATTACH_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(progs.free, NSK_ALLOC_ATTACH_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(st->skel->progs.sampler_probe,
+						      NSK_ALLOC_ATTACH_UPROBE_MULTI);
 	}
+	st->multi = progs.multi;
 	err = alloc_bpf__load(st->skel);
 	if (err)
 		goto cleanup;

@@ -493,6 +493,28 @@ static int multi_link(struct bpf_program *prog, const char *path, uint32_t pid,
 	return fd < 0 ? -errno : fd;
 }
 
+int nsk_alloc_attach__multi_syms(struct bpf_program *prog, const char *path,
+				 const char *const *names, const uint64_t *cookies,
+				 uint32_t n)
+{
+	struct probe_fn fns[8];
+	uint64_t offs[8];
+	int err;
+
+	if (n > 8)
+		return -EINVAL;
+	memset(fns, 0, sizeof(fns));
+	for (uint32_t i = 0; i < n; i++)
+		fns[i].name = names[i];
+	err = resolve(path, fns, n, offs);
+	if (err)
+		return err;
+	for (uint32_t i = 0; i < n; i++)
+		if (!offs[i])
+			return -ENOENT;
+	return multi_link(prog, path, 0, offs, cookies, n, 0);
+}
+
 /* The kernel has uprobe_multi links if its BTF names their struct.  A
  * search of the raw BTF for the name: parsing all of it (btf__load_vmlinux_
  * btf) costs tens of milliseconds more at every start. */

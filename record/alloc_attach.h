@@ -37,6 +37,14 @@ struct nsk_alloc_progs {
 int nsk_alloc_attach__multi_supported(void);
 #define NSK_ALLOC_ATTACH_UPROBE_MULTI 48
 
+/* One uprobe_multi link of prog on the functions names[0..n) of path, for
+ * every process (the kernel's pid filter off), each with its cookie: the
+ * link's fd, or a negative errno (-ENOENT: a function is not there).
+ * Needs nsk_alloc_attach__multi_supported() and prog loaded for it. */
+int nsk_alloc_attach__multi_syms(struct bpf_program *prog, const char *path,
+				 const char *const *names, const uint64_t *cookies,
+				 uint32_t n);
+
 int nsk_alloc_attach__new(const struct nsk_alloc_progs *progs,
 			  struct nsk_alloc_attach **out);
 

@@ -47,6 +47,9 @@
  * enum nsk_alloc_fn of nusku/names.h; C++ operators map onto them. */
 #define NSK_ALLOC_COOKIE_NEW 100	 /* operator new/new[] (size first) */
 #define NSK_ALLOC_COOKIE_NEW_ALIGNED 101 /* operator new(size, align_val_t) */
+/* The sampler library's probe points (one program: sampler_probe). */
+#define NSK_ALLOC_COOKIE_SAMPLER_ALLOC 200 /* nusku_sampler_alloc */
+#define NSK_ALLOC_COOKIE_SAMPLER_FREE 201  /* nusku_sampler_free */
 
 struct nsk_ev_alloc {
 	struct nsk_ev_header hdr; /* NSK_EV_ALLOC */
