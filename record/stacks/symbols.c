@@ -18,6 +18,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include "record/stacks/gosym.h"
 #include "record/stacks/intern.h"
 #include "record/stacks/symbols.h"
 
@@ -41,6 +42,7 @@ struct nsk_module {
 	int fd; /* the file, kept open for the DWARF unwinder; -1 if none */
 	uint8_t build_id[64];
 	size_t build_id_len;
+	struct nsk_gosym *go; /* Go's own pc-line table, NULL if none */
 	char *scratch[NSK_SYMLOC_MAX]; /* demangled names of the last call */
 };
 
@@ -96,6 +98,7 @@ static void module_free(struct nsk_module *m)
 	if (!m)
 		return;
 	scratch_clear(m);
+	nsk_gosym__free(m->go);
 	if (m->fd >= 0)
 		close(m->fd);
 	if (m->dwfl)
@@ -139,6 +142,7 @@ static void module_open(struct nsk_module *m, const char *open_path)
 	elf = dwfl_module_getelf(m->dwmod, &m->bias);
 	if (!elf || elf_getphdrnum(elf, &nph))
 		nph = 0;
+	nsk_gosym__open_elf(elf, &m->go); /* most Go binaries have one */
 	m->loads = calloc(nph ? nph : 1, sizeof(*m->loads));
 	for (size_t i = 0; m->loads && i < nph; i++) {
 		GElf_Phdr ph;
@@ -322,6 +326,9 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 	l = dwfl_module_getsrc(m->dwmod, addr);
 	if (l)
 		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	/* A stripped Go binary: the Go runtime's own table names it */
+	if (!symname && m->go && !nsk_gosym__find(m->go, vaddr, &symname, NULL))
+		nsk_gosym__line(m->go, vaddr, &file, &line);
 	cu = dwfl_module_addrdie(m->dwmod, addr, &cubias);
 	ns = cu ? dwarf_getscopes(cu, addr - cubias, &scopes) : 0;
 	if (cu && dwarf_getsrcfiles(cu, &files, &nfiles))
