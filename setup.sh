@@ -8,7 +8,8 @@ cd "$(dirname "$0")"
 PKGS="build-essential autoconf automake libtool pkg-config clang llvm bpftool
 libbpf-dev libelf-dev libdw-dev libzstd-dev libsqlite3-dev libncurses-dev check
 nftables iproute2 tmux openssh-server openssh-client strace
-linux-libc-dev libclang-rt-14-dev"
+linux-libc-dev libclang-rt-14-dev
+golang-go"
 
 missing=""
 for p in $PKGS; do
