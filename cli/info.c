@@ -70,6 +70,9 @@ struct info {
 	size_t nloss, loss_cap;
 	uint64_t more_loss; /* events of sources past MAX_LOSS_SRCS */
 	uint64_t loss_total;
+	/* frames without a name, and mappings of files without symbols
+	 * (format 1.2): not losses */
+	uint64_t unresolved_frames, no_symbol_mappings;
 
 	/* problems */
 	char *problems[MAX_PROBLEMS];
@@ -255,6 +258,12 @@ static void add_record(struct info *in, const struct nsk_record *r)
 			in->loss[in->nloss++] = (struct loss_src){ r->loss.source_id, 0 };
 		}
 		in->loss[i].count += r->loss.count;
+		break;
+	case NSK_REC_FRAME:
+		in->unresolved_frames += !!(r->frame.flags & NSK_FRAME_UNRESOLVED);
+		break;
+	case NSK_REC_MAPPING:
+		in->no_symbol_mappings += !!(r->mapping.flags & NSK_MAPPING_NO_SYMBOLS);
 		break;
 	case NSK_REC_END:
 		in->end = r->end;
@@ -458,6 +467,9 @@ static void print_text(FILE *f, const struct info *in, const char *name)
 			fprintf(f, "  %-14s %12" PRIu64 "\n", nsk_rec_type__name(t), in->per_type[t]);
 	if (st->skipped_records)
 		fprintf(f, "  %-14s %12" PRIu64 "\n", "(skipped)", st->skipped_records);
+	fprintf(f, "unresolved: %" PRIu64 " frames without a name (not lost "
+		"events); %" PRIu64 " mappings of files without symbols\n",
+		in->unresolved_frames, in->no_symbol_mappings);
 	fprintf(f, "loss:       %" PRIu64 " events%s\n", in->loss_total,
 		in->nloss ? "" : " (no LOSS records)");
 	for (size_t i = 0; i < in->nloss; i++) {
@@ -572,7 +584,9 @@ static void print_json(FILE *f, const struct info *in, const char *name)
 			in->per_type[t]);
 		first = 0;
 	}
-	fprintf(f, "}},\"loss\":{\"total\":%" PRIu64 ",\"by_source\":[", in->loss_total);
+	fprintf(f, "}},\"unresolved_frames\":%" PRIu64 ",\"no_symbol_mappings\":%"
+		PRIu64, in->unresolved_frames, in->no_symbol_mappings);
+	fprintf(f, ",\"loss\":{\"total\":%" PRIu64 ",\"by_source\":[", in->loss_total);
 	for (size_t i = 0; i < in->nloss; i++) {
 		size_t len;
 		const char *s = loss_name(in, in->loss[i].id, &len);

@@ -57,6 +57,7 @@ static const struct nsk_field mapping[] = {
 	F(mapping, pgoff, U64),
 	F(mapping, path_id, U64),
 	F(mapping, build_id, BYTES),
+	F(mapping, flags, U32),
 };
 
 static const struct nsk_field frame[] = {

@@ -594,6 +594,7 @@ static int finish(struct nsk_session *s)
 	poll_signals(s, 1);
 	drain(s);
 	write_cost(s);
+	nsk_stacks__write_counts(s->stk);
 	now = nsk_session__now();
 	flush_losses(s, now);
 	rec.end.time = now;
@@ -608,6 +609,23 @@ static int finish(struct nsk_session *s)
 		return nsk_session__fail(s, err, "writing %s: %s", s->opts.output,
 					 strerror(-err));
 	return s->err;
+}
+
+/* A new process or program (procs/): the stack room learns of it, and
+ * the signals that attach probes to what a process maps. */
+static void notify_signals(struct nsk_session *s, uint32_t pid)
+{
+	nsk_stacks__new_process(s->stk, pid); /* first: the stack room holds its root */
+	for (int i = 0; i < s->nsigs; i++) {
+		const struct nsk_signal *sig = s->sigs[i].sig;
+		int err;
+
+		if (!sig->on_process)
+			continue;
+		err = sig->on_process(s, s->sigs[i].state, pid);
+		if (err && !s->err)
+			nsk_session__lost(s, "proc.on_process", 1);
+	}
 }
 
 static int session_init(struct nsk_session *s)
@@ -632,6 +650,7 @@ static int session_init(struct nsk_session *s)
 	s->proc_index = nsk_intern__new();
 	if (!s->strings || !s->proc_index || nsk_session__stacks_init(s))
 		return -ENOMEM;
+	s->on_new_process = notify_signals;
 	/* before any program loads, so every run of ours is counted */
 	return nsk_own__new(&s->own);
 }

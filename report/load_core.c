@@ -143,7 +143,7 @@ int nsk_load__exit(struct nsk_load *ld, const struct nsk_record *rec)
 int nsk_load__mapping(struct nsk_load *ld, const struct nsk_record *rec)
 {
 	static const char sql[] =
-		"INSERT OR REPLACE INTO mapping VALUES (?, ?, ?, ?, ?, ?, ?)";
+		"INSERT OR REPLACE INTO mapping VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 	const struct nsk_rec_mapping *m = &rec->mapping;
 	sqlite3_stmt *st = nsk_load__stmt(ld, sql);
 	char buf[64], hex[2 * 64 + 1];
@@ -169,6 +169,7 @@ int nsk_load__mapping(struct nsk_load *ld, const struct nsk_record *rec)
 		sqlite3_bind_text(st, 7, hex, -1, SQLITE_TRANSIENT);
 	else
 		sqlite3_bind_null(st, 7);
+	sqlite3_bind_int(st, 8, !!(m->flags & NSK_MAPPING_NO_SYMBOLS));
 	return nsk_load__step(ld, st);
 }
 

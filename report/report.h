@@ -79,6 +79,12 @@ int nsk_report__own(struct nsk_report *rep, struct nsk_own_summary *o);
 /* The header lines about it (without '#'), into lines[]; returns how many. */
 int nsk_report__own_text(struct nsk_report *rep, char lines[][256], int max);
 
+/* The modules that lacked symbols (no_symbols.c): header lines without '#'
+ * into lines[] (how many; *more: those left out), or a JSON key. */
+int nsk_report__no_symbols_text(struct nsk_report *rep, char lines[][256],
+				int max, int *more);
+void nsk_report__no_symbols_json(struct nsk_report *rep, FILE *f);
+
 /* Creates the temporary views f_<table> of the selected events. */
 int nsk_filter__apply(struct nsk_report *rep);
 

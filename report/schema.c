@@ -30,7 +30,9 @@ static const char *const core_create[] = {
 	/* Thread names as the loader tracked them; events point here. */
 	"CREATE TABLE comm (id INTEGER PRIMARY KEY, name TEXT)",
 	"CREATE TABLE mapping (id INTEGER PRIMARY KEY, pid INTEGER, "
-	"start INTEGER, end INTEGER, pgoff INTEGER, path TEXT, build_id TEXT)",
+	"start INTEGER, end INTEGER, pgoff INTEGER, path TEXT, build_id TEXT, "
+	/* 1: the file had no symbol table, nor a debug file (format 1.2) */
+	"no_symbols INTEGER)",
 	/* A function: the unit --by function counts.  Unresolved code gets a
 	 * name "module+0xoffset"; ids the file never defined get
 	 * "[unknown frame N]" (unresolved = 1 in both cases). */

@@ -1,6 +1,6 @@
 /* What every report says besides its rows: the file, the time span, how
- * many events were selected, lost events by source, unresolved frames and
- * anything wrong with the file (truncated, corrupt, unfinished).  Text
+ * many events were selected, lost events by source, unresolved frames, the
+ * modules without symbols and anything wrong with the file (truncated, corrupt, unfinished).  Text
  * reports carry it as '#' lines above the table, JSON as keys next to
  * "rows"; outputs without room for it (CSV, folded) warn on stderr. */
 #include <errno.h>
@@ -131,7 +131,10 @@ static int lost_by_source(struct nsk_report *rep, struct lost *out, int max,
 	int n = 0;
 
 	*total = 0;
+	/* a 1.1 recorder counted frames without a name as losses
+	 * (symbols.*): no event was lost for them */
 	if (sqlite3_prepare_v2(rep->db, "SELECT source, sum(count) FROM loss "
+			       "WHERE source NOT LIKE 'symbols.%' "
 			       "GROUP BY source ORDER BY source", -1, &st,
 			       NULL) != SQLITE_OK)
 		return 0;
@@ -205,7 +208,7 @@ static void summary_text(struct nsk_report *rep, FILE *f)
 	char file[256], warn[8][256];
 	struct lost lost[16];
 	int64_t lost_total;
-	int nlost, nwarn, shown = 0;
+	int nlost, nwarn, shown = 0, more;
 	sqlite3_stmt *st;
 
 	fputs("# ", f);
@@ -237,10 +240,28 @@ static void summary_text(struct nsk_report *rep, FILE *f)
 		}
 		fprintf(f, ")\n");
 	}
-	if (unresolved + unknown)
+	if (unresolved + unknown) {
+		/* the recorder's own count says which had no mapping (1.2) */
+		int64_t unmapped = query_int(rep, "SELECT max(CAST(value AS "
+					     "INTEGER)) FROM meta WHERE key = "
+					     "'symbols.unmapped'");
+
 		fprintf(f, "# unresolved frames: %" PRId64 " (%" PRId64
-			" without a symbol, %" PRId64 " never defined)\n",
-			unresolved + unknown, unresolved, unknown);
+			" without a symbol", unresolved + unknown, unresolved);
+		if (unmapped)
+			fprintf(f, ", %" PRId64 " of them outside any mapping",
+				unmapped);
+		fprintf(f, ", %" PRId64 " never defined)\n", unknown);
+	}
+	nwarn = nsk_report__no_symbols_text(rep, warn, 8, &more);
+	for (int i = 0; i < nwarn; i++) {
+		fputs("# ", f);
+		nsk_out__put_escaped(f, warn[i]);
+		fputc('\n', f);
+	}
+	if (more)
+		fprintf(f, "# ... and %d more modules without symbols (SELECT "
+			"* FROM mapping WHERE no_symbols)\n", more);
 	stacks_text(rep, f);
 	nwarn = nsk_report__own_text(rep, warn, 8); /* what nusku cost */
 	for (int i = 0; i < nwarn; i++)
@@ -307,6 +328,7 @@ static void summary_json(struct nsk_report *rep, const char *view, FILE *f)
 	fprintf(f, " \"unresolved_frames\": %" PRId64 ", \"unknown_frames\": %"
 		PRId64 ", \"unknown_stacks\": %" PRId64 ",\n", unresolved + unknown,
 		unknown, nsk_report__info(rep, "unknown_stacks"));
+	nsk_report__no_symbols_json(rep, f);
 	fprintf(f, " \"truncated_stack_events\": %" PRId64
 		", \"no_user_stack_events\": %" PRId64 ", \"no_stack_events\": %"
 		PRId64 ",\n", nsk_report__info(rep, "truncated_stack_events"),
@@ -344,7 +366,7 @@ void nsk_report__warn(struct nsk_report *rep)
 	char warn[8][256];
 	struct lost lost[1];
 	int64_t lost_total;
-	int nwarn = file_warnings(rep, warn, 8);
+	int nwarn = file_warnings(rep, warn, 8), more;
 	sqlite3_stmt *st;
 
 	for (int i = 0; i < nwarn; i++)
@@ -364,6 +386,12 @@ void nsk_report__warn(struct nsk_report *rep)
 	if (unresolved)
 		fprintf(stderr, "nusku report: note: %" PRId64 " frames "
 			"unresolved\n", unresolved);
+	nwarn = nsk_report__no_symbols_text(rep, warn, 8, &more);
+	for (int i = 0; i < nwarn; i++) {
+		fputs("nusku report: note: ", stderr);
+		nsk_out__put_escaped(stderr, warn[i]);
+		fputc('\n', stderr);
+	}
 }
 
 int nsk_report__emit(struct nsk_report *rep, const char *view,

@@ -28,7 +28,7 @@
 #include <nusku/names.h>
 
 #define NSK_FORMAT_MAJOR 1
-#define NSK_FORMAT_MINOR 1
+#define NSK_FORMAT_MINOR 2
 
 /* Record types.  Numbers are part of the file format: never reuse one. */
 enum nsk_rec_type {
@@ -119,6 +119,14 @@ struct nsk_rec_mapping {
 	uint64_t pgoff;
 	uint64_t path_id; /* string id */
 	struct nsk_bytes build_id;
+	uint32_t flags; /* enum nsk_mapping_flags (1.2) */
+};
+
+enum nsk_mapping_flags {
+	/* The file has no symbol table (.symtab, MiniDebugInfo) and no debug
+	 * file was found for it: its functions are named by their .eh_frame
+	 * ranges (module!0xstart), or not at all (1.2). */
+	NSK_MAPPING_NO_SYMBOLS = 1u << 0,
 };
 
 enum nsk_frame_flags {

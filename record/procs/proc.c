@@ -200,7 +200,7 @@ static void kernel_exec(struct nsk_session *s, const struct nsk_proc_item *it)
 		return;
 	as = calloc(1, sizeof(*as));
 	if (!as) {
-		nsk_session__lost(s, "proc.maps", 1);
+		s->sink.lost(s->sink.ctx, "proc.maps", 1);
 		return;
 	}
 	as->pid = p->pid;
@@ -218,6 +218,7 @@ static void kernel_map(struct nsk_session *s, const struct nsk_proc_item *it)
 	const struct nsk_mmap_ev *ev = &it->map;
 	struct nsk_proc *p = nsk_proc__get(s, ev->pid, 0);
 	struct nsk_map m = { 0 };
+	const char *path;
 
 	if (!p || !p->as || p->as->since > ev->time)
 		return; /* not followed; or made by a program since replaced
@@ -228,7 +229,7 @@ static void kernel_map(struct nsk_session *s, const struct nsk_proc_item *it)
 		struct nsk_aspace *own = nsk_aspace__clone(p->as, p->pid);
 
 		if (!own) {
-			nsk_session__lost(s, "proc.maps", 1);
+			s->sink.lost(s->sink.ctx, "proc.maps", 1);
 			return;
 		}
 		nsk_aspace__inherit_ids(own, p->as);
@@ -239,12 +240,13 @@ static void kernel_map(struct nsk_session *s, const struct nsk_proc_item *it)
 	m.end = ev->start + ev->len;
 	m.pgoff = ev->pgoff;
 	m.ino = ev->ino;
-	m.file = ev->path[0] == '/';
-	m.mod = nsk_maps__module(s->syms, p->pid,
-				 !strcmp(ev->path, "//anon") ? "" : ev->path,
-				 ev->ino, m.start, m.end, it->map_fd);
+	/* perf names anonymous memory "//anon"; /proc/PID/maps gives "" */
+	path = !strcmp(ev->path, "//anon") ? "" : ev->path;
+	m.file = path[0] == '/';
+	m.mod = nsk_maps__module(s->syms, p->pid, path, ev->ino, m.start, m.end,
+				 it->map_fd);
 	if (!m.mod || nsk_aspace__map(p->as, &m))
-		nsk_session__lost(s, "proc.maps", 1);
+		s->sink.lost(s->sink.ctx, "proc.maps", 1);
 	if (p->as->read_at < ev->time)
 		p->as->read_at = ev->time;
 }
@@ -272,21 +274,7 @@ static int emit_thread(struct nsk_session *s, uint32_t pid, uint32_t tid,
 	rec.thread.tid = tid;
 	rec.thread.name.data = (const uint8_t *)name;
 	rec.thread.name.len = (uint32_t)strnlen(name, NSK_COMM_LEN);
-	return nsk_session__emit(s, &rec);
-}
-
-static void notify_signals(struct nsk_session *s, uint32_t pid)
-{
-	for (int i = 0; i < s->nsigs; i++) {
-		const struct nsk_signal *sig = s->sigs[i].sig;
-		int err;
-
-		if (!sig->on_process)
-			continue;
-		err = sig->on_process(s, s->sigs[i].state, pid);
-		if (err && !s->err)
-			nsk_session__lost(s, "proc.on_process", 1);
-	}
+	return s->sink.emit(s->sink.ctx, &rec);
 }
 
 static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
@@ -346,7 +334,7 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 	rec.process.comm.len = (uint32_t)strlen(name);
 	rec.process.cmdline.data = (const uint8_t *)cmdline;
 	rec.process.cmdline.len = (uint32_t)n;
-	err = nsk_session__emit(s, &rec);
+	err = s->sink.emit(s->sink.ctx, &rec);
 	if (err)
 		return err;
 
@@ -397,7 +385,8 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 	} else {
 		emit_thread(s, pid, pid, name, time);
 	}
-	notify_signals(s, pid);
+	if (s->on_new_process)
+		s->on_new_process(s, pid);
 	return s->err;
 }
 
@@ -432,7 +421,7 @@ static void handle(struct nsk_session *s, const struct nsk_proc_item *it)
 		return;
 	case NSK_PROC_ITEM_MAP_LOST:
 		s->kernel_maps_lost += it->map.lost;
-		nsk_session__lost(s, "proc.maps", it->map.lost);
+		s->sink.lost(s->sink.ctx, "proc.maps", it->map.lost);
 		return;
 	}
 	memcpy(comm, e->comm, NSK_COMM_LEN);
@@ -463,11 +452,11 @@ static void handle(struct nsk_session *s, const struct nsk_proc_item *it)
 		rec.exit.pid = e->pid;
 		rec.exit.tid = e->tid;
 		rec.exit.exit_code = exit_code(e->exit_code);
-		nsk_session__emit(s, &rec);
+		s->sink.emit(s->sink.ctx, &rec);
 		if (e->flags & NSK_EV_PROC_GROUP_DEAD) {
 			if (e->tid != e->pid) {
 				rec.exit.tid = e->pid;
-				nsk_session__emit(s, &rec);
+				s->sink.emit(s->sink.ctx, &rec);
 			}
 			p = nsk_proc__get(s, e->pid, 0);
 			if (p)
@@ -589,7 +578,7 @@ void nsk_proc__poll(struct nsk_session *s, int final)
 			total += v[i];
 	free(v);
 	if (total > s->proc_lost_seen) {
-		nsk_session__lost(s, "proc.ringbuf", total - s->proc_lost_seen);
+		s->sink.lost(s->sink.ctx, "proc.ringbuf", total - s->proc_lost_seen);
 		s->proc_lost_seen = total;
 	}
 }

@@ -10,6 +10,7 @@
  * come from kallsyms and are keyed by address.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,13 +20,14 @@
 #include "record/stacks/intern.h"
 #include "record/stacks/kallsyms.h"
 #include "record/stacks/stacks_int.h"
+#include "record/stacks/perfmap.h"
 #include "record/stacks/symbols.h"
 #include "record/stacks/unwind.h"
 #include <nusku/events/common.h>
 #include <nusku/events/sampler.h>
 
 /* Frame keys: which kind of address, then what identifies it. */
-enum { KEY_KERNEL = 1, KEY_MODULE, KEY_UNMAPPED };
+enum { KEY_KERNEL = 1, KEY_MODULE, KEY_UNMAPPED, KEY_JIT };
 
 struct frame_key {
 	uint64_t kind;
@@ -77,7 +79,7 @@ static uint64_t kernel_frame(struct nsk_stacks *st, uint64_t addr)
 	} else {
 		f.flags |= NSK_FRAME_UNRESOLVED;
 		snprintf(buf, sizeof(buf), "[kernel]");
-		nsk_stacks__lost(st, "symbols.unresolved", 1);
+		st->unresolved_frames++;
 	}
 	f.module_id = nsk_stacks__string(st, buf);
 	return cache(st, &k, emit_frame(st, &f));
@@ -102,6 +104,8 @@ static int emit_mapping(struct nsk_stacks *st, struct nsk_aspace *as,
 	rec.mapping.path_id = nsk_stacks__string(st, nsk_module__path(m->mod));
 	rec.mapping.build_id.data = bid;
 	rec.mapping.build_id.len = (uint32_t)bid_len;
+	if (nsk_module__lacks_symbols(m->mod))
+		rec.mapping.flags |= NSK_MAPPING_NO_SYMBOLS;
 	err = nsk_stacks__emit(st, &rec);
 	if (err)
 		return err;
@@ -130,7 +134,7 @@ static uint64_t module_frame(struct nsk_stacks *st, struct nsk_aspace *as,
 	f.module_id = nsk_stacks__string(st, nsk_module__name(m->mod));
 	if (!n) {
 		f.flags = NSK_FRAME_UNRESOLVED;
-		nsk_stacks__lost(st, "symbols.unresolved", 1);
+		st->unresolved_frames++;
 		return cache(st, &k, emit_frame(st, &f));
 	}
 	for (int i = n - 1; i >= 0; i--) {
@@ -149,6 +153,40 @@ static uint64_t module_frame(struct nsk_stacks *st, struct nsk_aspace *as,
 	return cache(st, &k, parent);
 }
 
+/* Code a JIT compiled into an anonymous mapping, named by the process's
+ * perf map (record/stacks/perfmap.h); 0 when the map does not name it.
+ * Its name is written into the recording like any other, so the recording
+ * does not need the map file.  Keyed by pid: the address is the process's.
+ * m is NULL for code mapped since the maps were last read (a JIT maps
+ * more as it goes): the process's own map naming it is enough. */
+static uint64_t jit_frame(struct nsk_stacks *st, struct nsk_aspace *as,
+			  struct nsk_map *m, uint32_t pid, uint64_t addr)
+{
+	/* a new program in the pid (exec, or the pid reused) is new code */
+	struct frame_key k = { KEY_JIT, pid, addr, as ? as->since : 0 };
+	struct nsk_rec_frame f = { .addr = addr };
+	uint64_t id = nsk_intern__find(st->frames, &k, sizeof(k)), start;
+	const char *name;
+
+	if (id)
+		return id;
+	if (!st->perfmaps && nsk_perfmaps__new(NULL, &st->perfmaps))
+		return 0;
+	name = nsk_perfmaps__find(st->perfmaps, pid, addr, &start);
+	if (!name || (m && emit_mapping(st, as, m)))
+		return 0;
+	f.mapping_id = m ? m->mapping_id : 0;
+	f.function_id = nsk_stacks__string(st, name);
+	f.module_id = nsk_stacks__string(st, "[jit]");
+	return cache(st, &k, emit_frame(st, &f));
+}
+
+void nsk_stacks__new_process(struct nsk_stacks *st, uint32_t pid)
+{
+	if (st->perfmaps || !nsk_perfmaps__new(NULL, &st->perfmaps))
+		nsk_perfmaps__watch(st->perfmaps, pid);
+}
+
 static uint64_t unmapped_frame(struct nsk_stacks *st, uint32_t pid,
 			       const struct nsk_aspace *as, uint64_t addr)
 {
@@ -159,7 +197,7 @@ static uint64_t unmapped_frame(struct nsk_stacks *st, uint32_t pid,
 	if (id)
 		return id;
 	f.module_id = nsk_stacks__string(st, "[unknown]");
-	nsk_stacks__lost(st, "symbols.unmapped", 1);
+	st->unmapped_frames++;
 	return cache(st, &k, emit_frame(st, &f));
 }
 
@@ -233,6 +271,25 @@ static struct nsk_map *map_of(struct nsk_stacks *st, uint32_t pid, uint64_t time
 	return m;
 }
 
+void nsk_stacks__write_counts(struct nsk_stacks *st)
+{
+	static const char *const keys[] = { "symbols.unresolved",
+					    "symbols.unmapped" };
+	const uint64_t counts[] = { st->unresolved_frames, st->unmapped_frames };
+	struct nsk_record rec = { .type = NSK_REC_META };
+	char value[24];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(value, sizeof(value), "%" PRIu64, counts[i]);
+		rec.meta.key.data = (const uint8_t *)keys[i];
+		rec.meta.key.len = (uint32_t)strlen(keys[i]);
+		rec.meta.value.data = (const uint8_t *)value;
+		rec.meta.value.len = (uint32_t)strlen(value);
+		if (nsk_stacks__emit(st, &rec))
+			return;
+	}
+}
+
 const char *nsk_stacks__module_path(struct nsk_stacks *st, uint32_t pid,
 				    uint64_t time, uint64_t addr)
 {
@@ -262,6 +319,13 @@ static uint64_t user_frame(struct nsk_stacks *st, uint32_t pid, uint64_t time,
 
 	if (!m && as && is_trampoline(as, addr))
 		return trampoline_frame(st, pid, as, addr);
+	/* the process's own map file: a forked child writes its own */
+	if (!m || (!m->file && !strcmp(name, "[anon]"))) {
+		uint64_t id = jit_frame(st, as, m, pid, addr);
+
+		if (id)
+			return id;
+	}
 	if (!m)
 		return unmapped_frame(st, pid, as, addr);
 	return module_frame(st, as, m,
@@ -386,6 +450,7 @@ void nsk_stacks__free(struct nsk_stacks *st)
 	nsk_intern__free(st->stacks);
 	nsk_unwinder__free(st->unwinder);
 	nsk_intern__free(st->fp_cache);
+	nsk_perfmaps__free(st->perfmaps);
 	nsk_symbols__free(st->syms);
 	nsk_kallsyms__free(st->ksyms);
 	nsk_kallsyms_loader__free(st->ksyms_loader);

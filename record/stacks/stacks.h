@@ -81,6 +81,14 @@ uint64_t nsk_stacks__intern_copied(struct nsk_stacks *st, uint32_t pid,
 const char *nsk_stacks__module_path(struct nsk_stacks *st, uint32_t pid,
 				    uint64_t time, uint64_t addr);
 
+/* A process appeared (launched, forked, exec'd, attached): what the room
+ * must take while it lives (its root, for its JIT map). */
+void nsk_stacks__new_process(struct nsk_stacks *st, uint32_t pid);
+
+/* META symbols.unresolved and symbols.unmapped: the frames left without a
+ * name, written once at the end. */
+void nsk_stacks__write_counts(struct nsk_stacks *st);
+
 /* Opens the file at path and loads its tables now (nsk_module__warm). */
 int nsk_stacks__warm_module(struct nsk_stacks *st, const char *path);
 

@@ -11,6 +11,7 @@
 struct nsk_intern;
 struct nsk_kallsyms_loader;
 struct nsk_unwinder;
+struct nsk_perfmaps;
 
 struct nsk_stacks {
 	struct nsk_sink sink;
@@ -25,6 +26,10 @@ struct nsk_stacks {
 	int ksyms_tried;
 	struct nsk_unwinder *unwinder; /* DWARF, made on first use (ustack.c) */
 	struct nsk_intern *fp_cache;   /* (module, address) -> keeps frame pointers */
+	struct nsk_perfmaps *perfmaps; /* JIT names, made on first use (perfmap.h) */
+	/* distinct frames left without a name (meta symbols.*, format 1.2):
+	 * not lost events, so never LOSS records */
+	uint64_t unresolved_frames, unmapped_frames;
 };
 
 static inline int nsk_stacks__emit(struct nsk_stacks *st, const struct nsk_record *rec)

@@ -3,9 +3,11 @@
  *
  * One Dwfl per ELF file, reported at bias 0, so a module is queried in ELF
  * virtual addresses and serves every process that maps the file, wherever
- * it was loaded.  Separate debug info is found the standard way (build-id
- * and .gnu_debuglink under /usr/lib/debug).  Each address is resolved once:
- * the caller (record/stacks/stacks.c) caches the frames it made of the result.
+ * it was loaded.  Separate debug info is found by build-id, .gnu_debuglink
+ * or debuginfod (record/stacks/debuginfo.h).  Code the symbol tables do not
+ * cover is named by its function's .eh_frame range (fde_ranges.h).  Each
+ * address is resolved once: the caller (record/stacks/stacks.c) caches the
+ * frames it made of the result.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,10 +19,17 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
 
+#include "record/stacks/debuginfo.h"
+#include "record/stacks/debuginfod.h"
+#include "record/stacks/fde_ranges.h"
+#include "record/stacks/demangle_rust.h"
 #include "record/stacks/gosym.h"
 #include "record/stacks/intern.h"
 #include "record/stacks/symbols.h"
+#include "record/stacks/vdso.h"
 
 /* From libstdc++ (the C++ ABI); declared here so this file stays C. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
@@ -44,25 +53,34 @@ struct nsk_module {
 	size_t build_id_len;
 	struct nsk_gosym *go; /* Go's own pc-line table, NULL if none */
 	char *scratch[NSK_SYMLOC_MAX]; /* demangled names of the last call */
+	struct nsk_debuginfo di; /* libdwfl's userdata for the module */
+	int has_symtab;		 /* in the file itself */
+	struct nsk_fde_ranges *fde; /* loaded on first need */
+	int fde_tried;
 };
 
 struct nsk_symbols {
 	struct nsk_intern *index; /* path + ino -> 1 + index in mods */
 	struct nsk_module **mods;
 	size_t n;
+	struct nsk_debuginfod *dbgd; /* NULL: DEBUGINFOD_URLS unset */
 };
 
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = nsk_debuginfo__find,
 	.section_address = dwfl_offline_section_address,
 };
 
 char *nsk_demangle(const char *name)
 {
 	int status = -1;
-	char *d;
+	char *d = nsk_demangle_rust(name);
 
+	/* Rust's legacy names are Itanium-shaped: asked first, so they do
+	 * not come out with their $LT$ escapes and hash */
+	if (d)
+		return d;
 	if (!name || name[0] != '_' || name[1] != 'Z')
 		return NULL;
 	d = __cxa_demangle(name, NULL, NULL, &status);
@@ -81,6 +99,7 @@ int nsk_symbols__new(struct nsk_symbols **out)
 		free(s);
 		return -ENOMEM;
 	}
+	s->dbgd = nsk_debuginfod__new();
 	*out = s;
 	return 0;
 }
@@ -99,6 +118,7 @@ static void module_free(struct nsk_module *m)
 		return;
 	scratch_clear(m);
 	nsk_gosym__free(m->go);
+	nsk_fde_ranges__free(m->fde); /* before its Elf ends with the Dwfl */
 	if (m->fd >= 0)
 		close(m->fd);
 	if (m->dwfl)
@@ -112,6 +132,7 @@ void nsk_symbols__free(struct nsk_symbols *s)
 {
 	if (!s)
 		return;
+	nsk_debuginfod__free(s->dbgd); /* first: it may be in a module's Dwfl */
 	for (size_t i = 0; i < s->n; i++)
 		module_free(s->mods[i]);
 	free(s->mods);
@@ -121,11 +142,13 @@ void nsk_symbols__free(struct nsk_symbols *s)
 
 /* Reads the PT_LOAD headers and the build-id; leaves dwmod NULL when the
  * file is not a readable ELF file. */
-static void module_open(struct nsk_module *m, const char *open_path)
+static void module_open(struct nsk_module *m, const char *open_path,
+			struct nsk_debuginfod *dbgd)
 {
 	const unsigned char *bits;
 	GElf_Addr bits_vaddr;
 	size_t nph = 0;
+	void **userdata;
 	Elf *elf;
 	int len;
 
@@ -139,6 +162,10 @@ static void module_open(struct nsk_module *m, const char *open_path)
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->dwmod)
 		return;
+	m->di.path = m->path;
+	m->di.dbgd = dbgd;
+	dwfl_module_info(m->dwmod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = &m->di;
 	elf = dwfl_module_getelf(m->dwmod, &m->bias);
 	if (!elf || elf_getphdrnum(elf, &nph))
 		nph = 0;
@@ -157,6 +184,9 @@ static void module_open(struct nsk_module *m, const char *open_path)
 		memcpy(m->build_id, bits, len);
 		m->build_id_len = len;
 	}
+	m->has_symtab = nsk_debuginfo__has_symtab(elf);
+	if (!m->has_symtab)
+		nsk_debuginfo__prefetch(&m->di, elf, m->build_id, m->build_id_len);
 }
 
 struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
@@ -173,8 +203,20 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 	memcpy(key, &ino, 8);
 	memcpy(key + 8, path, plen);
 	idx = nsk_intern__find(s->index, key, plen + 8);
-	if (idx)
-		return s->mods[idx - 1];
+	if (idx) {
+		m = s->mods[idx - 1];
+		/* a module first seen when its file could not be opened (a
+		 * process gone a moment after it mapped the file, in a mount
+		 * namespace we cannot see): another process mapping the same
+		 * file may hold it open now */
+		if (!m->dwmod && m->fd < 0 && open_path) {
+			if (m->dwfl)
+				dwfl_end(m->dwfl);
+			m->dwfl = NULL;
+			module_open(m, open_path, s->dbgd);
+		}
+		return m;
+	}
 	m = calloc(1, sizeof(*m));
 	mods = s->mods;
 	if ((s->n & (s->n - 1)) == 0) /* grow at powers of two */
@@ -190,8 +232,11 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 	m->name = slash ? slash + 1 : m->path;
 	m->serial = s->n + 1;
 	m->fd = -1;
+	/* the vdso has no file: a copy of its image stands for one */
+	if (!open_path && !strcmp(path, "[vdso]"))
+		open_path = nsk_vdso__path();
 	if (open_path)
-		module_open(m, open_path);
+		module_open(m, open_path, s->dbgd);
 	if (nsk_intern__add(s->index, key, plen + 8, s->n + 1)) {
 		module_free(m);
 		return NULL;
@@ -235,6 +280,38 @@ uint64_t nsk_module__vaddr(const struct nsk_module *m, uint64_t file_off)
 			return file_off - l->offset + l->vaddr;
 	}
 	return file_off;
+}
+
+int nsk_module__lacks_symbols(struct nsk_module *m)
+{
+	Dwarf_Addr bias;
+
+	if (!m->dwmod || m->has_symtab)
+		return 0;
+	/* looks for the debug file, if nothing has yet */
+	dwfl_module_getdwarf(m->dwmod, &bias);
+	return !m->di.found;
+}
+
+/* The function range of an address no symbol covers, named module!0xSTART
+ * into scratch slot; NULL when no FDE covers it. */
+static const char *fde_name(struct nsk_module *m, uint64_t vaddr, int slot,
+			    uint64_t *start)
+{
+	GElf_Addr bias;
+	uint64_t end;
+	char *name;
+
+	if (!m->fde_tried) {
+		m->fde_tried = 1;
+		m->fde = nsk_fde_ranges__new(dwfl_module_getelf(m->dwmod, &bias));
+	}
+	if (nsk_fde_ranges__find(m->fde, vaddr, start, &end) ||
+	    asprintf(&name, "%s!0x%" PRIx64, m->name, *start) < 0)
+		return NULL;
+	free(m->scratch[slot]);
+	m->scratch[slot] = name;
+	return name;
 }
 
 void nsk_module__warm(struct nsk_module *m)
@@ -326,9 +403,6 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 	l = dwfl_module_getsrc(m->dwmod, addr);
 	if (l)
 		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
-	/* A stripped Go binary: the Go runtime's own table names it */
-	if (!symname && m->go && !nsk_gosym__find(m->go, vaddr, &symname, NULL))
-		nsk_gosym__line(m->go, vaddr, &file, &line);
 	cu = dwfl_module_addrdie(m->dwmod, addr, &cubias);
 	ns = cu ? dwarf_getscopes(cu, addr - cubias, &scopes) : 0;
 	if (cu && dwarf_getsrcfiles(cu, &files, &nfiles))
@@ -357,6 +431,21 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 			line = (int)cl;
 	}
 	free(scopes);
+	/* A symbol without a size (.dynsym's hand-written entries) is only
+	 * the nearest one below: a function range that starts above it is
+	 * where the address really is.  No symbol at all (stripped code):
+	 * the range is the function.  A Go binary's own table (.gopclntab)
+	 * comes first: it is exact, and Go's code has no FDEs. */
+	if (n == 0 && (!symname || !sym.st_size) && m->go &&
+	    !nsk_gosym__find(m->go, vaddr, &symname, NULL)) {
+		nsk_gosym__line(m->go, vaddr, &file, &line);
+	} else if (n == 0 && (!symname || !sym.st_size)) {
+		uint64_t start;
+		const char *r = fde_name(m, vaddr, NSK_SYMLOC_MAX - 2, &start);
+
+		if (r && (!symname || start > addr - off))
+			symname = r;
+	}
 	/* No DWARF, or the chain did not reach a real function: the ELF
 	 * symbol is the outermost function. */
 	if ((n == 0 || out[n - 1].inlined) && symname) {

@@ -53,6 +53,12 @@ uint64_t nsk_module__vaddr(const struct nsk_module *m, uint64_t file_off);
 int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 			  struct nsk_symloc *out, int max);
 
+/* 1 when the module's file has no symbol table and no debug file was found
+ * for it (looking for one now if nothing has yet): its functions are named
+ * module!0xSTART after their .eh_frame ranges.  0 when it has symbols, and
+ * for a module that is no readable file. */
+int nsk_module__lacks_symbols(struct nsk_module *m);
+
 /* Loads now what the first lookup in the module would load (its symbol
  * table, its debug info and address ranges), so that lookup is quick.  For
  * a recorder that knows which big module its first events will hit. */
@@ -62,7 +68,8 @@ void nsk_module__warm(struct nsk_module *m);
  * DW_AT_producer of its compile unit), 0 when not, -1 when not known (no
  * debug info for it).  A lookup in the module's DWARF: cache the answer. */
 int nsk_module__keeps_fp_at(struct nsk_module *m, uint64_t vaddr);
-/* A demangled copy of a C++ name (malloc), or NULL if it is not one. */
+/* A demangled copy of a C++ or Rust name (malloc, record/stacks/
+ * demangle_rust.h for Rust), or NULL if it is not one. */
 char *nsk_demangle(const char *name);
 
 #endif

@@ -16,6 +16,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "record/procs/maps.h"
+#include "record/stacks/debuginfo.h"
 #include "record/stacks/symbols.h"
 #include "record/stacks/unwind.h"
 #include "record/stacks/unwind_rules.h"
@@ -97,7 +98,7 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = nsk_debuginfo__find, /* local files: never a server */
 };
 
 static void cached_clear(struct cached *c)
