@@ -185,7 +185,7 @@ static void module_open(struct nsk_module *m, const char *open_path,
 		m->build_id_len = len;
 	}
 	m->has_symtab = nsk_debuginfo__has_symtab(elf);
-	if (!m->has_symtab)
+	if (!m->has_symtab && !m->go)
 		nsk_debuginfo__prefetch(&m->di, elf, m->build_id, m->build_id_len);
 }
 
@@ -286,7 +286,7 @@ int nsk_module__lacks_symbols(struct nsk_module *m)
 {
 	Dwarf_Addr bias;
 
-	if (!m->dwmod || m->has_symtab)
+	if (!m->dwmod || m->has_symtab || m->go) /* Go: its own table */
 		return 0;
 	/* looks for the debug file, if nothing has yet */
 	dwfl_module_getdwarf(m->dwmod, &bias);

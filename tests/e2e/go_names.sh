@@ -50,6 +50,10 @@ spin() {
 	"$NUSKU" report "$TMPD/$1.nsk" --format csv 2>/dev/null | sed -n 2p |
 		grep -q ",main\.spin,$1\$" || fail "$1: main.spin is not the top row of the report"
 	echo "ok: $1: main.spin <- main.main ($main% under main.main)"
+	# named from its own table, so not listed as a module without symbols
+	"$NUSKU" report "$TMPD/$1.nsk" 2>&1 | grep "^# no symbols: .*/$1 " &&
+		fail "$1: listed as a module without symbols"
+	echo "ok: $1: not listed as lacking symbols"
 }
 spin spin
 spin spin_pie
@@ -74,6 +78,8 @@ if [ -x "$GOFMT" ] && [ -d /usr/lib/go/src/net ] &&
 	awk -v s="$share" 'BEGIN { exit !(s >= 90) }' ||
 		fail "gofmt: $share% of $frames user frames named, expected 90% or more"
 	grep -q 'main\.main' "$TMPD/gofmt.dump" || fail "gofmt: main.main never seen"
+	"$NUSKU" report "$TMPD/gofmt.nsk" 2>&1 | grep "^# no symbols: .*/gofmt " &&
+		fail "gofmt: listed as a module without symbols"
 	echo "ok: gofmt: $share% of $frames user frames named"
 else
 	echo "note: no stripped Debian gofmt here; that part is skipped"
