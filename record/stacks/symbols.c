@@ -26,6 +26,7 @@
 #include "record/stacks/debuginfod.h"
 #include "record/stacks/fde_ranges.h"
 #include "record/stacks/demangle_rust.h"
+#include "record/stacks/gosym.h"
 #include "record/stacks/intern.h"
 #include "record/stacks/symbols.h"
 #include "record/stacks/vdso.h"
@@ -50,6 +51,7 @@ struct nsk_module {
 	int fd; /* the file, kept open for the DWARF unwinder; -1 if none */
 	uint8_t build_id[64];
 	size_t build_id_len;
+	struct nsk_gosym *go; /* Go's own pc-line table, NULL if none */
 	char *scratch[NSK_SYMLOC_MAX]; /* demangled names of the last call */
 	struct nsk_debuginfo di; /* libdwfl's userdata for the module */
 	int has_symtab;		 /* in the file itself */
@@ -115,6 +117,7 @@ static void module_free(struct nsk_module *m)
 	if (!m)
 		return;
 	scratch_clear(m);
+	nsk_gosym__free(m->go);
 	nsk_fde_ranges__free(m->fde); /* before its Elf ends with the Dwfl */
 	if (m->fd >= 0)
 		close(m->fd);
@@ -166,6 +169,7 @@ static void module_open(struct nsk_module *m, const char *open_path,
 	elf = dwfl_module_getelf(m->dwmod, &m->bias);
 	if (!elf || elf_getphdrnum(elf, &nph))
 		nph = 0;
+	nsk_gosym__open_elf(elf, &m->go); /* most Go binaries have one */
 	m->loads = calloc(nph ? nph : 1, sizeof(*m->loads));
 	for (size_t i = 0; m->loads && i < nph; i++) {
 		GElf_Phdr ph;
@@ -181,7 +185,7 @@ static void module_open(struct nsk_module *m, const char *open_path,
 		m->build_id_len = len;
 	}
 	m->has_symtab = nsk_debuginfo__has_symtab(elf);
-	if (!m->has_symtab)
+	if (!m->has_symtab && !m->go)
 		nsk_debuginfo__prefetch(&m->di, elf, m->build_id, m->build_id_len);
 }
 
@@ -282,7 +286,7 @@ int nsk_module__lacks_symbols(struct nsk_module *m)
 {
 	Dwarf_Addr bias;
 
-	if (!m->dwmod || m->has_symtab)
+	if (!m->dwmod || m->has_symtab || m->go) /* Go: its own table */
 		return 0;
 	/* looks for the debug file, if nothing has yet */
 	dwfl_module_getdwarf(m->dwmod, &bias);
@@ -430,8 +434,12 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 	/* A symbol without a size (.dynsym's hand-written entries) is only
 	 * the nearest one below: a function range that starts above it is
 	 * where the address really is.  No symbol at all (stripped code):
-	 * the range is the function. */
-	if (n == 0 && (!symname || !sym.st_size)) {
+	 * the range is the function.  A Go binary's own table (.gopclntab)
+	 * comes first: it is exact, and Go's code has no FDEs. */
+	if (n == 0 && (!symname || !sym.st_size) && m->go &&
+	    !nsk_gosym__find(m->go, vaddr, &symname, NULL)) {
+		nsk_gosym__line(m->go, vaddr, &file, &line);
+	} else if (n == 0 && (!symname || !sym.st_size)) {
 		uint64_t start;
 		const char *r = fde_name(m, vaddr, NSK_SYMLOC_MAX - 2, &start);
 
