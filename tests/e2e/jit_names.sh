@@ -40,7 +40,10 @@ jit_share "$TMPD/n.nsk" "same namespaces"
 # /tmp from node's exec on, so samples symbolized later still find the map.
 unshare -m -p -f --mount-proc true 2>/dev/null || {
 	echo "SKIP part: unshare cannot make pid and mount namespaces here"; exit 0; }
+# the script is read before the private /tmp hides it (a source tree
+# under /tmp would be hidden too)
 "$NUSKU" record -q -e cpu -o "$TMPD/ns.nsk" -- unshare -m -p -f --mount-proc \
-	sh -c 'mount -t tmpfs tmpfs /tmp && "$0" --perf-basic-prof "$1" 1' \
+	sh -c 'src=$(cat "$1") && mount -t tmpfs tmpfs /tmp &&
+		printf "%s\n" "$src" >/tmp/jit.js && "$0" --perf-basic-prof /tmp/jit.js 1' \
 	"$NODE" "$js" >"$TMPD/out" || fail "record in namespaces exited $?"
 jit_share "$TMPD/ns.nsk" "own pid and mount namespaces"
