@@ -384,7 +384,6 @@ static void session_free(struct nsk_session *s)
 	nsk_intern__free(s->frames);
 	nsk_intern__free(s->stacks);
 	nsk_unwinder__free(s->unwinder);
-	nsk_intern__free(s->fp_cache);
 	nsk_symbols__free(s->syms);
 	nsk_kallsyms__free(s->ksyms);
 	nsk_kallsyms_loader__free(s->ksyms_loader);

@@ -59,7 +59,6 @@ struct nsk_session {
 	struct nsk_own *own; /* our programs, their run time (own.h) */
 	uint64_t emitted; /* records, for ticking the writer in long drains */
 	struct nsk_unwinder *unwinder; /* DWARF, made on first use (ustack.c) */
-	struct nsk_intern *fp_cache;   /* (module, address) -> keeps frame pointers */
 	uint64_t kernel_module_id; /* string id of "[kernel]" */
 
 	/* processes: pid -> index + 1 into procs */

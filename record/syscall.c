@@ -223,8 +223,16 @@ static int on_path(struct sc_state *st, const struct nsk_ev_syscall_path *e,
 		flags |= NSK_STACK_TRUNCATED;
 	if (n > NSK_MAX_STACK_DEPTH)
 		n = NSK_MAX_STACK_DEPTH;
-	id = nsk_session__stack_copied(st->s, e->pid, e->time, NULL, 0, ips, n,
-				       copy, e + 1, flags);
+	/* the unwind continues the kernel's frame-pointer walk itself, entry
+	 * by entry: not the callers BPF guessed between its first two */
+	if (copy)
+		id = nsk_session__stack_copied(
+			st->s, e->pid, e->time, NULL, 0, (const uint64_t *)e->stack.ips,
+			e->stack.n < NSK_MAX_STACK_DEPTH ? e->stack.n : NSK_MAX_STACK_DEPTH,
+			copy, e + 1, flags);
+	else
+		id = nsk_session__stack_copied(st->s, e->pid, e->time, NULL, 0,
+					       ips, n, NULL, NULL, flags);
 	if (id)
 		remember(st, e->pid, e->path, id);
 	return 0;
