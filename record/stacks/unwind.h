@@ -50,12 +50,13 @@ enum nsk_unwind_end {
 	NSK_UNWIND_UNMAPPED = 4, /* at a return address in no mapping */
 };
 
-/* Whether addr can be user code: not in the first page, nor past the
- * largest user address space x86-64 has (57-bit: the kernel's half and
- * non-canonical addresses are beyond).  A walk stops before any other. */
+/* Whether addr can be user code: not in the first page, nor past 47 bits
+ * (the kernel's half and non-canonical addresses are beyond; with 5-level
+ * page tables Linux maps user memory higher only where mmap is asked to,
+ * which JITs do not).  A walk stops before any other. */
 static inline int nsk_unwind__user_addr(uint64_t addr)
 {
-	return addr >= 4096 && addr < (1ull << 56);
+	return addr >= 4096 && addr < (1ull << 47);
 }
 
 int nsk_unwinder__new(struct nsk_unwinder **out);

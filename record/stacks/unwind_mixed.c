@@ -65,6 +65,20 @@ static struct lazy known(uint64_t v)
 	return (struct lazy){ .v = v, .known = 1 };
 }
 
+/* The kernel's walk ended at a frame that keeps no record, reached through
+ * records the CFI agreed with: the end a frame-pointer walk has, when rbp
+ * there is 0 (_start clears it: __libc_start_call_main, which keeps no
+ * record, called main) or cannot be told from the copy.  An rbp of any
+ * other value is an end the walk stumbled on: CFI goes on.  Reading rbp
+ * only checks the end, so it counts for no frame's reach. */
+static int fp_ended(const struct copy *c, struct lazy bp)
+{
+	struct copy peek = *c;
+	uint64_t v;
+
+	return !resolve(&peek, &bp, &v) || !v;
+}
+
 int nsk_unwind__mapped_without_cfi(const struct nsk_unwind_rule *ru,
 				   struct nsk_aspace *as, uint64_t pc)
 {
@@ -120,10 +134,7 @@ int nsk_unwind_mixed__walk(struct nsk_unwind_rules *r, Dwfl *dwfl,
 			c++;
 			chained = 1;
 		} else if (chained && (uint64_t)c + 1 == fp->n && !fp->cut &&
-			   !nsk_unwind_rule__fp(ru)) {
-			/* the kernel's walk ended here, through records the
-			 * CFI agreed with: the end a frame-pointer walk has
-			 * (__libc_start_call_main keeps no record) */
+			   !nsk_unwind_rule__fp(ru) && fp_ended(&cp, bp)) {
 			break;
 		} else {
 			if (ru->kind == NSK_RULE_OTHER)
