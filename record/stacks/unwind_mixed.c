@@ -66,17 +66,19 @@ static struct lazy known(uint64_t v)
 }
 
 /* The kernel's walk ended at a frame that keeps no record, reached through
- * records the CFI agreed with: the end a frame-pointer walk has, when rbp
- * there is 0 (_start clears it: __libc_start_call_main, which keeps no
- * record, called main) or cannot be told from the copy.  An rbp of any
- * other value is an end the walk stumbled on: CFI goes on.  Reading rbp
- * only checks the end, so it counts for no frame's reach. */
-static int fp_ended(const struct copy *c, struct lazy bp)
+ * records the CFI agreed with: the stack's end when fp says so, or when
+ * rbp there is 0 (the outermost frame's, as _start leaves it) or cannot be
+ * told from the copy.  An rbp of any other value is an end the walk
+ * stumbled on (it went through code that keeps no frame pointers, as
+ * glibc's __libc_start_main does): CFI goes on.  Reading rbp only checks
+ * the end, so it counts for no frame's reach. */
+static int fp_ended(const struct nsk_fp_walk *fp, const struct copy *c,
+		    struct lazy bp)
 {
 	struct copy peek = *c;
 	uint64_t v;
 
-	return !resolve(&peek, &bp, &v) || !v;
+	return fp->end || !resolve(&peek, &bp, &v) || !v;
 }
 
 int nsk_unwind__mapped_without_cfi(const struct nsk_unwind_rule *ru,
@@ -134,7 +136,7 @@ int nsk_unwind_mixed__walk(struct nsk_unwind_rules *r, Dwfl *dwfl,
 			c++;
 			chained = 1;
 		} else if (chained && (uint64_t)c + 1 == fp->n && !fp->cut &&
-			   !nsk_unwind_rule__fp(ru) && fp_ended(&cp, bp)) {
+			   !nsk_unwind_rule__fp(ru) && fp_ended(fp, &cp, bp)) {
 			break;
 		} else {
 			if (ru->kind == NSK_RULE_OTHER)

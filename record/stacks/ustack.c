@@ -210,7 +210,9 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
 {
 	uint64_t ips[NSK_MAX_STACK_DEPTH];
 	uint32_t reach[NSK_MAX_STACK_DEPTH];
-	const struct nsk_fp_walk fp = { uips, nu, nu >= NSK_MAX_STACK_DEPTH };
+	/* a signal that learns its copy sizes pays for every byte */
+	const struct nsk_fp_walk fp = { uips, nu, nu >= NSK_MAX_STACK_DEPTH,
+					copy_needed != NULL };
 	uint32_t n = 0, from_fp = 0, checked = 0, need = NSK_USTACK_UNKNOWN;
 	uint64_t leaf = nu ? uips[0] : copy ? copy->ip : 0;
 	struct nsk_aspace *as = NULL, *again;

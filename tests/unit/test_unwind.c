@@ -243,7 +243,7 @@ START_TEST(frame_pointers_only_where_the_cfi_agrees)
 	nsk_unwinder__libdw_only(u, 0);
 	rc = nsk_unwinder__unwind_fp(u, self_as, &captured.regs, captured.bytes,
 				     captured.len,
-				     &(struct nsk_fp_walk){ fp, nfp, 0 }, mx,
+				     &(struct nsk_fp_walk){ fp, nfp, 0, 0 }, mx,
 				     rmx, 64, &nmx, &from_fp);
 	ck_assert_int_ge(rc, 0);
 	ck_assert_uint_eq(nmx, ndw);
@@ -258,12 +258,23 @@ START_TEST(frame_pointers_only_where_the_cfi_agrees)
 	 * where it ends the copy cannot tell whether that is the end */
 	rc = nsk_unwinder__unwind_fp(u, self_as, &captured.regs, captured.bytes,
 				     rdw[1],
-				     &(struct nsk_fp_walk){ fp, nfp, 0 }, mx,
+				     &(struct nsk_fp_walk){ fp, nfp, 0, 0 }, mx,
 				     rmx, 64, &nmx, &from_fp);
 	ck_assert_int_ge(rc, 0);
 	ck_assert_uint_ge(nmx, 4);
 	ck_assert_mem_eq(mx, dw, 4 * sizeof(*dw));
 	ck_assert_uint_ge(from_fp, 2);
+	ck_assert_uint_eq(rmx[nmx - 1], rdw[1]);
+	/* told to end where the walk ends (here: in fp_outer's caller, which
+	 * keeps no record), it reads no more than the leaf needs */
+	ck_assert_uint_ge(nfp, 3);
+	rc = nsk_unwinder__unwind_fp(u, self_as, &captured.regs, captured.bytes,
+				     captured.len,
+				     &(struct nsk_fp_walk){ fp, 3, 0, 1 }, mx,
+				     rmx, 64, &nmx, &from_fp);
+	ck_assert_int_eq(rc, NSK_UNWIND_DONE);
+	ck_assert_uint_eq(nmx, 4);
+	ck_assert_mem_eq(mx, dw, nmx * sizeof(*dw));
 	ck_assert_uint_eq(rmx[nmx - 1], rdw[1]);
 	/* without frame pointers (but in leaf, whose array needs one) the
 	 * walk is garbage past leaf's record: none of that is taken */
@@ -280,7 +291,7 @@ START_TEST(frame_pointers_only_where_the_cfi_agrees)
 	nsk_unwinder__libdw_only(u, 0);
 	rc = nsk_unwinder__unwind_fp(u, self_as, &captured.regs, captured.bytes,
 				     captured.len,
-				     &(struct nsk_fp_walk){ fp, nfp, 0 }, mx,
+				     &(struct nsk_fp_walk){ fp, nfp, 0, 0 }, mx,
 				     rmx, 64, &nmx, &from_fp);
 	ck_assert_int_ge(rc, 0);
 	ck_assert_uint_eq(nmx, ndw);
