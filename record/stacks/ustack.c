@@ -33,33 +33,58 @@ uint32_t nsk_session__ustack_bytes(const struct nsk_session *s)
 	return n > NSK_USTACK_MAX ? NSK_USTACK_MAX : n;
 }
 
+/* One stack's process, and the address space its walks are judged in
+ * (NULL: its maps are not known). */
+struct ctx {
+	struct nsk_session *s;
+	uint32_t pid;
+	uint64_t time;
+	struct nsk_aspace *as;
+};
+
+/* The address space of c's process read again, when c->as is its newest
+ * program and missed addr, and the new maps hold it: then c->as is the new
+ * one (1).  As record/stacks/stacks.c does for a frame it cannot place. */
+static int reread_for(struct ctx *c, uint64_t addr)
+{
+	struct nsk_proc *p = nsk_proc__get(c->s, c->pid, 0);
+	struct nsk_aspace *again;
+
+	if (!c->as || !p || p->as != c->as)
+		return 0;
+	again = nsk_proc__reread(c->s, c->pid, c->time);
+	if (!again || !nsk_aspace__find(again, addr))
+		return 0;
+	c->as = again;
+	return 1;
+}
+
 /* Whether a frame-pointer walk steps right out of frame i of ips (leaf
  * first: a return address but for the leaf). */
-static int fp_holds(struct nsk_session *s, struct nsk_aspace *as,
-		    const uint64_t *ips, uint32_t i)
+static int fp_holds(struct ctx *c, const uint64_t *ips, uint32_t i)
 {
-	return nsk_unwinder__fp_holds(s->unwinder, as, ips[i] - (i > 0));
+	return nsk_unwinder__fp_holds(c->s->unwinder, c->as, ips[i] - (i > 0));
 }
 
 /* Whether ips[i], a return address, can be one: user code, mapped where
- * the maps are known. */
-static int possible(struct nsk_aspace *as, const uint64_t *ips, uint32_t i)
+ * the maps are known (read again once they miss it). */
+static int possible(struct ctx *c, const uint64_t *ips, uint32_t i)
 {
 	return nsk_unwind__user_addr(ips[i]) &&
-	       (!as || nsk_unwind__mapped_ra(as, ips[i]));
+	       (!c->as || nsk_unwind__mapped_ra(c->as, ips[i]) ||
+		reread_for(c, ips[i] - 1));
 }
 
 /* How many of the frame-pointer frames fp[from..] can be trusted, given
  * that fp[from - 1] is right: each is possible, and was read from the
  * record of a frame whose CFI says it has one there.  *cut: the walk had
  * more. */
-static uint32_t fp_trusted(struct nsk_session *s, struct nsk_aspace *as,
-			   const struct nsk_fp_walk *fp, uint32_t from, int *cut)
+static uint32_t fp_trusted(struct ctx *c, const struct nsk_fp_walk *fp,
+			   uint32_t from, int *cut)
 {
 	uint32_t j = from;
 
-	while (j < fp->n && possible(as, fp->ips, j) &&
-	       fp_holds(s, as, fp->ips, j - 1))
+	while (j < fp->n && possible(c, fp->ips, j) && fp_holds(c, fp->ips, j - 1))
 		j++;
 	*cut = j < fp->n || fp->cut;
 	return j - from;
@@ -68,13 +93,13 @@ static uint32_t fp_trusted(struct nsk_session *s, struct nsk_aspace *as,
 /* The copy ended in the frame whose record rbp pointed at: the
  * frame-pointer walk goes on from its second entry, as far as it can be
  * trusted. */
-static uint32_t append_fp(struct nsk_session *s, struct nsk_aspace *as,
-			  uint64_t *dw, uint32_t n, uint32_t max,
-			  const struct nsk_fp_walk *fp, uint32_t *flags)
+static uint32_t append_fp(struct ctx *c, uint64_t *dw, uint32_t n,
+			  uint32_t max, const struct nsk_fp_walk *fp,
+			  uint32_t *flags)
 {
 	int cut = 0;
-	uint32_t m = fp->n > 1 && possible(as, fp->ips, 1) ?
-			     1 + fp_trusted(s, as, fp, 2, &cut) : 0;
+	uint32_t m = fp->n > 1 && possible(c, fp->ips, 1) ?
+			     1 + fp_trusted(c, fp, 2, &cut) : 0;
 
 	if (!m || cut || m > max - n)
 		*flags |= NSK_STACK_TRUNCATED;
@@ -92,9 +117,8 @@ static uint32_t append_fp(struct nsk_session *s, struct nsk_aspace *as,
  * dw and sets *joined to the DWARF index of the join (or -1: the DWARF
  * frames stand alone); marks *flags truncated when there is no join or the
  * walk is not trusted to its end. */
-static uint32_t splice(struct nsk_session *s, struct nsk_aspace *as,
-		       uint64_t *dw, uint32_t ndw, uint32_t max,
-		       const struct nsk_fp_walk *fp, int *joined,
+static uint32_t splice(struct ctx *c, uint64_t *dw, uint32_t ndw,
+		       uint32_t max, const struct nsk_fp_walk *fp, int *joined,
 		       uint32_t *flags)
 {
 	*joined = -1;
@@ -103,11 +127,11 @@ static uint32_t splice(struct nsk_session *s, struct nsk_aspace *as,
 			uint32_t m;
 			int cut;
 
-			if (dw[i] != fp->ips[j] || !fp_holds(s, as, dw, i - 1))
+			if (dw[i] != fp->ips[j] || !fp_holds(c, dw, i - 1))
 				continue;
-			m = fp_trusted(s, as, fp, j + 1, &cut);
+			m = fp_trusted(c, fp, j + 1, &cut);
 			if (!m && i + 1 == ndw && j + 1 == fp->n && !fp->cut &&
-			    !fp_holds(s, as, fp->ips, j)) {
+			    !fp_holds(c, fp->ips, j)) {
 				*joined = (int)i; /* the same end */
 				return ndw;
 			}
@@ -124,33 +148,17 @@ static uint32_t splice(struct nsk_session *s, struct nsk_aspace *as,
 	return ndw;
 }
 
-/* How many of the return addresses ras[0..n) stand before the first that
- * no walk may give (marking *flags truncated there). */
-static uint32_t cut_impossible(struct nsk_aspace *as, const uint64_t *ras,
-			       uint32_t n, uint32_t *flags)
+/* How many of ips[from..n) (return addresses) stand before the first that
+ * no walk may give, marking *flags truncated there: the stack's length. */
+static uint32_t cut_impossible(struct ctx *c, const uint64_t *ips,
+			       uint32_t from, uint32_t n, uint32_t *flags)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (!possible(as, ras, i)) {
+	for (uint32_t i = from; i < n; i++)
+		if (!possible(c, ips, i)) {
 			*flags |= NSK_STACK_TRUNCATED;
 			return i;
 		}
 	return n;
-}
-
-/* The address space of pid read again, when as is its newest program and
- * missed addr, and the new maps hold it; else NULL.  time: the stack's
- * (UINT64_MAX: rate-limited, for a miss that may be a walk's garbage). */
-static struct nsk_aspace *reread_for(struct nsk_session *s, uint32_t pid,
-				     uint64_t time, struct nsk_aspace *as,
-				     uint64_t addr)
-{
-	struct nsk_proc *p = nsk_proc__get(s, pid, 0);
-	struct nsk_aspace *again;
-
-	if (!p || p->as != as)
-		return NULL;
-	again = nsk_proc__reread(s, pid, time);
-	return again && nsk_aspace__find(again, addr) ? again : NULL;
 }
 
 /* Copy worth keeping for a stack whose last needed frame was found after
@@ -163,41 +171,38 @@ static uint32_t copy_for(uint32_t reach)
 	return n > NSK_USTACK_MAX ? NSK_USTACK_MAX : n;
 }
 
-/* Unwinds copy in as: under auto with the frame-pointer walk fp where the
- * CFI says it holds, else (or for a frame the cached rules cannot walk)
- * with the copy alone.  A walk that stops at a return address the maps do
- * not hold is tried once more with the maps read again.  Returns as
- * nsk_unwinder__unwind; *from_fp: frames taken from fp; *checked: how many
- * frames are known possible; *asp: the address space used. */
-static int unwind(struct nsk_session *s, uint32_t pid, struct nsk_aspace **asp,
-		  const struct nsk_ev_ustack *copy, const void *bytes,
-		  const struct nsk_fp_walk *fp, uint64_t *ips,
-		  uint32_t *reach, uint32_t *n, uint32_t *from_fp,
-		  uint32_t *checked)
+/* Unwinds copy in c->as: under auto with the frame-pointer walk fp where
+ * the CFI says it holds, else (or for a frame the cached rules cannot
+ * walk) with the copy alone.  A walk that stops at a return address the
+ * maps do not hold is tried once more with the maps read again.  Returns
+ * as nsk_unwinder__unwind; *from_fp: frames taken from fp; *checked: how
+ * many frames are known possible. */
+static int unwind(struct ctx *c, const struct nsk_ev_ustack *copy,
+		  const void *bytes, const struct nsk_fp_walk *fp,
+		  uint64_t *ips, uint32_t *reach, uint32_t *n,
+		  uint32_t *from_fp, uint32_t *checked)
 {
 	const struct nsk_user_regs regs = { copy->ip, copy->sp, copy->bp };
+	struct nsk_unwinder *u = c->s->unwinder;
 	const uint32_t max = NSK_MAX_STACK_DEPTH;
-	struct nsk_aspace *again;
 	int rc;
 
 	for (int tries = 0;; tries++) {
 		rc = -ENOENT;
 		*from_fp = 0;
-		if (s->opts.call_graph == NSK_CALL_GRAPH_AUTO)
-			rc = nsk_unwinder__unwind_fp(s->unwinder, *asp, &regs,
-						     bytes, copy->len, fp, ips,
-						     reach, max, n, from_fp);
+		if (c->s->opts.call_graph == NSK_CALL_GRAPH_AUTO)
+			rc = nsk_unwinder__unwind_fp(u, c->as, &regs, bytes,
+						     copy->len, fp, ips, reach,
+						     max, n, from_fp);
 		*checked = *n;
 		if (rc == -ENOENT && copy->len) {
-			rc = nsk_unwinder__unwind(s->unwinder, *asp, &regs,
-						  bytes, copy->len, ips, reach,
-						  max, n);
+			rc = nsk_unwinder__unwind(u, c->as, &regs, bytes,
+						  copy->len, ips, reach, max, n);
 			*checked = 1;
 		}
 		if (rc != NSK_UNWIND_UNMAPPED || tries || *n >= max ||
-		    !(again = reread_for(s, pid, UINT64_MAX, *asp, ips[*n] - 1)))
+		    !reread_for(c, ips[*n] - 1))
 			return rc;
-		*asp = again;
 	}
 }
 
@@ -215,30 +220,27 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
 					copy_needed != NULL };
 	uint32_t n = 0, from_fp = 0, checked = 0, need = NSK_USTACK_UNKNOWN;
 	uint64_t leaf = nu ? uips[0] : copy ? copy->ip : 0;
-	struct nsk_aspace *as = NULL, *again;
+	struct ctx c = { s, pid, time, NULL };
 	int rc, joined;
 
 	nsk_proc__sync(s); /* the fork or exec that made these addresses */
 	if (leaf)
-		as = nsk_proc__aspace(s, pid, time);
-	if (as && !nsk_aspace__find(as, leaf) &&
-	    (again = reread_for(s, pid, time, as, leaf)))
-		as = again;
+		c.as = nsk_proc__aspace(s, pid, time);
 	/* maps that miss the leaf are no judge of the rest */
-	if (as && !nsk_aspace__find(as, leaf))
-		as = NULL;
-	if (!copy || s->opts.call_graph == NSK_CALL_GRAPH_FP || !as ||
+	if (c.as && !nsk_aspace__find(c.as, leaf) && !reread_for(&c, leaf))
+		c.as = NULL;
+	if (!copy || s->opts.call_graph == NSK_CALL_GRAPH_FP || !c.as ||
 	    (!copy->len && s->opts.call_graph != NSK_CALL_GRAPH_AUTO))
 		goto fp;
 	if (!s->unwinder && nsk_unwinder__new(&s->unwinder))
 		goto fp;
-	rc = unwind(s, pid, &as, copy, copy_bytes, &fp, ips, reach, &n,
-		    &from_fp, &checked);
+	rc = unwind(&c, copy, copy_bytes, &fp, ips, reach, &n, &from_fp,
+		    &checked);
 	if (rc < 0 || !n) {
 		nsk_session__lost(s, "unwind.dwarf_failed", 1);
 		goto fp;
 	}
-	n = checked + cut_impossible(as, ips + checked, n - checked, &flags);
+	n = cut_impossible(&c, ips, checked ? checked : 1, n, &flags);
 	flags &= ~(uint32_t)(NSK_STACK_USER_ERROR | NSK_STACK_UNWIND_FP |
 			     NSK_STACK_UNWIND_DWARF);
 	if (from_fp)
@@ -250,14 +252,13 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
 	need = s->opts.call_graph == NSK_CALL_GRAPH_AUTO && !reach[n - 1] ?
 		       0 : copy_for(reach[n - 1]);
 	if (rc == NSK_UNWIND_FP_CONT && nu >= 2) {
-		n = append_fp(s, as, ips, n, NSK_MAX_STACK_DEPTH, &fp, &flags);
+		n = append_fp(&c, ips, n, NSK_MAX_STACK_DEPTH, &fp, &flags);
 		flags |= NSK_STACK_UNWIND_FP;
 	} else if (rc == NSK_UNWIND_COPY_END || rc == NSK_UNWIND_FP_CONT) {
 		/* the copy ended: where the frame-pointer walk went further
 		 * through the same frames, and can be trusted, it knows the
 		 * rest */
-		n = splice(s, as, ips, n, NSK_MAX_STACK_DEPTH, &fp, &joined,
-			   &flags);
+		n = splice(&c, ips, n, NSK_MAX_STACK_DEPTH, &fp, &joined, &flags);
 		if (joined < 0) {
 			need = NSK_USTACK_MAX; /* all a copy can hold */
 		} else {
@@ -273,9 +274,8 @@ uint64_t nsk_session__stack_learned(struct nsk_session *s, uint32_t pid,
 fp:
 	if (copy_needed)
 		*copy_needed = need;
-	if (nu)
-		nu = 1 + cut_impossible(as, uips + 1, nu - 1, &flags);
-	return nsk_stacks__intern(s, pid, time, kips, nk, uips, nu, flags);
+	return nsk_stacks__intern(s, pid, time, kips, nk, uips,
+				  cut_impossible(&c, uips, 1, nu, &flags), flags);
 }
 
 uint64_t nsk_session__stack_copied(struct nsk_session *s, uint32_t pid,
