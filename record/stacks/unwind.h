@@ -31,10 +31,10 @@ struct nsk_user_regs {
 /* The kernel's frame-pointer walk from the same registers: ips[0] is
  * regs->ip, ips[i + 1] the return address in the frame record at the i-th
  * rbp of the chain (from regs->bp on).  cut: it stopped at its depth
- * limit.  end: where it ended, in a frame that keeps no record, the stack
- * ends, as a frame-pointer walk has it (__libc_start_call_main under
- * main), without reading on: for a signal that pays for every byte of
- * copy it takes. */
+ * limit.  end: where it ended, in a frame that keeps no record of another
+ * module than its callee's, the stack ends, as a frame-pointer walk has it
+ * (__libc_start_call_main under main), without reading on: for a signal
+ * that pays for every byte of copy it takes. */
 struct nsk_fp_walk {
 	const uint64_t *ips;
 	uint32_t n;

@@ -65,20 +65,17 @@ static struct lazy known(uint64_t v)
 	return (struct lazy){ .v = v, .known = 1 };
 }
 
-/* The kernel's walk ended at a frame that keeps no record, reached through
- * records the CFI agreed with: the stack's end when fp says so, or when
- * rbp there is 0 (the outermost frame's, as _start leaves it) or cannot be
- * told from the copy.  An rbp of any other value is an end the walk
- * stumbled on (it went through code that keeps no frame pointers, as
- * glibc's __libc_start_main does): CFI goes on.  Reading rbp only checks
- * the end, so it counts for no frame's reach. */
-static int fp_ended(const struct nsk_fp_walk *fp, const struct copy *c,
-		    struct lazy bp)
+/* The kernel's walk ended at a frame (pc) that keeps no record, reached
+ * through the record of its callee (at prev).  That is no end of the
+ * stack: rbp there is whatever the code had in it (0 too), and CFI goes
+ * on.  But with fp->end, where the walk went from code with frame pointers
+ * into another module (a program's main into libc's start code, a
+ * thread's function into start_thread), it is taken for the end: what the
+ * frame-pointer walk alone would have, for no copy. */
+static int fp_ended(const struct nsk_fp_walk *fp, Dwfl *dwfl, uint64_t prev,
+		    uint64_t pc)
 {
-	struct copy peek = *c;
-	uint64_t v;
-
-	return fp->end || !resolve(&peek, &bp, &v) || !v;
+	return fp->end && dwfl_addrmodule(dwfl, prev) != dwfl_addrmodule(dwfl, pc);
 }
 
 int nsk_unwind__mapped_without_cfi(const struct nsk_unwind_rule *ru,
@@ -104,7 +101,7 @@ int nsk_unwind_mixed__walk(struct nsk_unwind_rules *r, Dwfl *dwfl,
 	struct copy cp = { stack, len, regs->sp, 0 };
 	struct lazy sp = known(regs->sp), bp = known(regs->bp);
 	const struct nsk_unwind_rule *ru;
-	uint64_t pc = regs->ip, ra, base, cfa, cur;
+	uint64_t pc = regs->ip, prev = 0, ra, base, cfa, cur;
 	int64_t c = fp->n ? 0 : -1;
 	int chained = 0; /* pc is the kernel's entry c */
 	uint32_t k = 0;
@@ -136,7 +133,8 @@ int nsk_unwind_mixed__walk(struct nsk_unwind_rules *r, Dwfl *dwfl,
 			c++;
 			chained = 1;
 		} else if (chained && (uint64_t)c + 1 == fp->n && !fp->cut &&
-			   !nsk_unwind_rule__fp(ru) && fp_ended(fp, &cp, bp)) {
+			   !nsk_unwind_rule__fp(ru) &&
+			   fp_ended(fp, dwfl, prev, pc - 1)) {
 			break;
 		} else {
 			if (ru->kind == NSK_RULE_OTHER)
@@ -196,6 +194,7 @@ int nsk_unwind_mixed__walk(struct nsk_unwind_rules *r, Dwfl *dwfl,
 			break;
 		}
 		*from_fp += chained;
+		prev = k == 1 ? pc : pc - 1;
 		pc = ra;
 		ips[k] = ra;
 		reach[k++] = cp.high;
