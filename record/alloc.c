@@ -287,11 +287,18 @@ static uint64_t stack_of(struct alloc_state *st, uint32_t pid, uint64_t time,
 			cut_at(ips, &n, site);
 	}
 	flags = NSK_STACK_UNWIND_FP | (n == NSK_MAX_STACK_DEPTH ? NSK_STACK_TRUNCATED : 0);
-	if (!copy) /* not copied: trusted, or the copy could not be sent */
-		return slot->id = nsk_session__stack_at(st->s, pid, time, NULL,
-							0, ips, n, flags);
+	/* Interning may handle process events (an exec clears the slots,
+	 * alloc_on_process): the slot is looked up again after it. */
+	if (!copy) { /* not copied: trusted, or the copy could not be sent */
+		id = nsk_session__stack_at(st->s, pid, time, NULL, 0, ips, n, flags);
+		if (id && (slot = slot_of(st, key)))
+			slot->id = id;
+		return id;
+	}
 	id = nsk_session__stack_learned(st->s, pid, time, NULL, 0, ips, n, copy,
 					copy + 1, flags, &need);
+	if (!(slot = slot_of(st, key)))
+		return id;
 	if (need == 0)
 		slot->id = id; /* the walk holds: the same for every record */
 	else if (!slot->ips && (slot->ips = malloc(n * sizeof(*ips) + 1)))
@@ -468,6 +475,9 @@ static int on_event(void *ctx, void *data, size_t len)
 		return 0;
 	if ((h->type == NSK_EV_ALLOC || h->type == NSK_EV_ALLOC_SAMPLED) &&
 	    len >= sizeof(struct nsk_ev_alloc)) {
+		/* the forks and execs before it first: an exec makes the
+		 * cached stacks of its process (by map id) stale */
+		nsk_session__sync_procs(st->s);
 		const struct nsk_ev_alloc *a = data;
 		const struct nsk_ev_ustack *copy = NULL;
 		size_t fixed = sizeof(struct nsk_ev_alloc) + sizeof(*copy);
@@ -813,7 +823,8 @@ cleanup:
 	return err;
 }
 
-static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
+static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid,
+			    uint32_t how)
 {
 	struct alloc_state *st = state;
 	char why[256], exe[64];
@@ -850,6 +861,15 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid)
 			return 0; /* the sampler covers it */
 		if (ok < 0)
 			snprintf(why, sizeof(why), "%s", strerror(-ok));
+	}
+	if (how == NSK_PROC_FORKED) {
+		/* A fork runs its parent's program: without the sampler its
+		 * parent had uprobes, now its own copy of them.  It may also be
+		 * in an exec of its own already, whose maps and environment are
+		 * not readable yet: that exec is told of when it is done, and
+		 * judged then (no message now). */
+		err = nsk_alloc_attach__process(st->attach, pid);
+		return err == -ENOENT || err == -ESRCH ? 0 : err < 0 ? err : 0;
 	}
 	/* Told of at its exec, before the dynamic loader has mapped any
 	 * library: the ones the executable needs are probed now, by file,

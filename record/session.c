@@ -613,7 +613,7 @@ static int finish(struct nsk_session *s)
 
 /* A new process or program (procs/): the stack room learns of it, and
  * the signals that attach probes to what a process maps. */
-static void notify_signals(struct nsk_session *s, uint32_t pid)
+static void notify_signals(struct nsk_session *s, uint32_t pid, uint32_t how)
 {
 	nsk_stacks__new_process(s->stk, pid); /* first: the stack room holds its root */
 	for (int i = 0; i < s->nsigs; i++) {
@@ -622,7 +622,7 @@ static void notify_signals(struct nsk_session *s, uint32_t pid)
 
 		if (!sig->on_process)
 			continue;
-		err = sig->on_process(s, s->sigs[i].state, pid);
+		err = sig->on_process(s, s->sigs[i].state, pid, how);
 		if (err && !s->err)
 			nsk_session__lost(s, "proc.on_process", 1);
 	}

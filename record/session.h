@@ -47,9 +47,14 @@ struct nsk_signal {
 	 * final = 1 after the target ended: drain in-kernel aggregates and
 	 * loss counters into records. */
 	int (*poll)(struct nsk_session *s, void *state, int final);
-	/* Called when a target process execs or a new one appears, so a
-	 * signal can attach probes to objects it maps (uprobes).  May be NULL. */
-	int (*on_process)(struct nsk_session *s, void *state, uint32_t pid);
+	/* Called when a target process execs or a new one appears (how:
+	 * enum nsk_process_how: forked, exec'd, launched, attached), so a
+	 * signal can attach probes to objects it maps (uprobes).  A fork is
+	 * told of when its event is handled, which may be while the child is
+	 * already in its own exec: what it maps then is not yet known; the
+	 * exec is told of after it.  May be NULL. */
+	int (*on_process)(struct nsk_session *s, void *state, uint32_t pid,
+			  uint32_t how);
 	/* Detach and free; accepts NULL state. */
 	void (*stop)(void *state);
 };
@@ -146,6 +151,10 @@ const char *nsk_session__module_of(struct nsk_session *s, uint32_t pid,
  * -EINVAL when nothing is launched or it already runs. */
 int nsk_session__launch_env(struct nsk_session *s, const char *name,
 			    const char *value);
+
+/* Handle the process events (fork, exec, exit, mappings) the kernel has
+ * written so far: before a signal uses what it keeps per process. */
+void nsk_session__sync_procs(struct nsk_session *s);
 
 /* Bytes of user stack a signal should copy for this recording: 0 under
  * --call-graph fp. */

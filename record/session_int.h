@@ -59,7 +59,7 @@ struct nsk_session {
 	struct nsk_sink sink;	   /* over the writer (session_stacks.c) */
 	/* procs/ tells of a new process or program here (the session tells
 	 * the signals) */
-	void (*on_new_process)(struct nsk_session *s, uint32_t pid);
+	void (*on_new_process)(struct nsk_session *s, uint32_t pid, uint32_t how);
 	struct nsk_stacks *stk;	   /* the stack room (record/stacks/stacks.h) */
 	struct nsk_symbols *syms;  /* its symbolizer, where procs/ makes modules */
 	struct nsk_own *own; /* our programs, their run time (own.h) */

@@ -103,6 +103,11 @@ uint64_t nsk_session__stack_copied(struct nsk_session *s, uint32_t pid,
 					 copy, copy_bytes, flags, NULL);
 }
 
+void nsk_session__sync_procs(struct nsk_session *s)
+{
+	nsk_proc__sync(s);
+}
+
 uint32_t nsk_session__ustack_bytes(const struct nsk_session *s)
 {
 	uint32_t n = s->opts.stack_bytes ? s->opts.stack_bytes : NSK_USTACK_DEFAULT;

@@ -223,6 +223,12 @@ static int on_path(struct sc_state *st, const struct nsk_ev_syscall_path *e,
 		flags |= NSK_STACK_TRUNCATED;
 	if (n > NSK_MAX_STACK_DEPTH)
 		n = NSK_MAX_STACK_DEPTH;
+	/* the unwind continues the kernel's frame-pointer walk itself, entry
+	 * by entry: not the callers BPF guessed between its first two */
+	if (copy) {
+		n = e->stack.n < NSK_MAX_STACK_DEPTH ? e->stack.n : NSK_MAX_STACK_DEPTH;
+		memcpy(ips, e->stack.ips, n * sizeof(*ips));
+	}
 	id = nsk_session__stack_copied(st->s, e->pid, e->time, NULL, 0, ips, n,
 				       copy, e + 1, flags);
 	if (id)

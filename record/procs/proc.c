@@ -386,7 +386,7 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 		emit_thread(s, pid, pid, name, time);
 	}
 	if (s->on_new_process)
-		s->on_new_process(s, pid);
+		s->on_new_process(s, pid, how);
 	return s->err;
 }
 

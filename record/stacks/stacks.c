@@ -449,7 +449,6 @@ void nsk_stacks__free(struct nsk_stacks *st)
 	nsk_intern__free(st->frames);
 	nsk_intern__free(st->stacks);
 	nsk_unwinder__free(st->unwinder);
-	nsk_intern__free(st->fp_cache);
 	nsk_perfmaps__free(st->perfmaps);
 	nsk_symbols__free(st->syms);
 	nsk_kallsyms__free(st->ksyms);

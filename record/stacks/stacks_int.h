@@ -25,7 +25,6 @@ struct nsk_stacks {
 	struct nsk_kallsyms_loader *ksyms_loader; /* loading meanwhile */
 	int ksyms_tried;
 	struct nsk_unwinder *unwinder; /* DWARF, made on first use (ustack.c) */
-	struct nsk_intern *fp_cache;   /* (module, address) -> keeps frame pointers */
 	struct nsk_perfmaps *perfmaps; /* JIT names, made on first use (perfmap.h) */
 	/* distinct frames left without a name (meta symbols.*, format 1.2):
 	 * not lost events, so never LOSS records */

@@ -324,39 +324,6 @@ void nsk_module__warm(struct nsk_module *m)
 				      NSK_SYMLOC_MAX);
 }
 
-/* Whether a compile unit kept frame pointers, from the flags gcc and clang
- * record in DW_AT_producer: x86-64 at -O1 and above omits them unless told
- * not to. */
-static int cu_keeps_fp(Dwarf_Die *cu)
-{
-	Dwarf_Attribute a;
-	const char *p = dwarf_formstring(dwarf_attr(cu, DW_AT_producer, &a));
-
-	/* Assembly ("GNU AS ...": glibc's memset) keeps no frame pointer. */
-	if (!p || (strncmp(p, "GNU C", 5) && !strstr(p, "clang")))
-		return 0;
-	if (strstr(p, "-fno-omit-frame-pointer"))
-		return 1;
-	if (strstr(p, "-fomit-frame-pointer"))
-		return 0;
-	return !strstr(p, " -O") || strstr(p, " -O0");
-}
-
-int nsk_module__keeps_fp_at(struct nsk_module *m, uint64_t vaddr)
-{
-	Dwarf_Addr bias;
-	Dwarf_Die *cu;
-
-	/* No debug info (Debian's libraries without their -dbg package) */
-	if (!m->dwmod || !dwfl_module_getdwarf(m->dwmod, &bias))
-		return -1;
-	/* The unit of the address, not the module: a binary links units
-	 * built otherwise (libasan's preinit object keeps no frame pointer
-	 * in a program that does). */
-	cu = dwfl_module_addrdie(m->dwmod, vaddr + m->bias, &bias);
-	return cu ? cu_keeps_fp(cu) : -1;
-}
-
 /* The name of a subprogram or inlined call: the linkage name demangled when
  * there is one (C++), else DW_AT_name; both through abstract_origin. */
 static const char *die_name(struct nsk_module *m, Dwarf_Die *die, int slot)

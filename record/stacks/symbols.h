@@ -64,10 +64,6 @@ int nsk_module__lacks_symbols(struct nsk_module *m);
  * a recorder that knows which big module its first events will hit. */
 void nsk_module__warm(struct nsk_module *m);
 
-/* 1 when the code at vaddr was built with frame pointers (from the
- * DW_AT_producer of its compile unit), 0 when not, -1 when not known (no
- * debug info for it).  A lookup in the module's DWARF: cache the answer. */
-int nsk_module__keeps_fp_at(struct nsk_module *m, uint64_t vaddr);
 /* A demangled copy of a C++ or Rust name (malloc, record/stacks/
  * demangle_rust.h for Rust), or NULL if it is not one. */
 char *nsk_demangle(const char *name);

@@ -19,10 +19,11 @@
 #include "record/stacks/debuginfo.h"
 #include "record/stacks/symbols.h"
 #include "record/stacks/unwind.h"
+#include "record/stacks/unwind_mixed.h"
 #include "record/stacks/unwind_rules.h"
 
 /* x86-64 DWARF register numbers (System V psABI, figure 3.36). */
-enum { DW_X86_64_RBP = 6 };
+enum { DW_X86_64_RBP = 6, DW_X86_64_RSP = 7 };
 
 /* Address spaces whose Dwfl is kept; more are rebuilt on demand. */
 #define NSK_UNWIND_CACHE 32
@@ -185,15 +186,24 @@ struct collect {
 	uint32_t *reach;
 	uint32_t max;
 	uint32_t n;
+	uint64_t sp;  /* the last frame's */
+	int stopped; /* at an address no code has, or a stack not growing */
 };
 
 static int collect_frame(Dwfl_Frame *frame, void *arg)
 {
 	struct collect *c = arg;
+	Dwarf_Word sp;
 	Dwarf_Addr pc;
 
 	if (!dwfl_frame_pc(frame, &pc, NULL) || pc == 0)
 		return DWARF_CB_ABORT;
+	if (!nsk_unwind__user_addr(pc) ||
+	    (c->n && (dwfl_frame_reg(frame, DW_X86_64_RSP, &sp) || sp <= c->sp))) {
+		c->stopped = 1;
+		return DWARF_CB_ABORT;
+	}
+	c->sp = c->n ? sp : c->c->regs->sp;
 	/* libdwfl reports a frame before it unwinds the next one, so the
 	 * reads so far are the ones this frame needed. */
 	if (c->reach)
@@ -255,10 +265,58 @@ int nsk_unwinder__unwind(struct nsk_unwinder *u, struct nsk_aspace *as,
 	u->stats.stacks++;
 	u->stats.frames += col.n;
 	/* libdwfl ends an outermost frame with 0 or an error; only a read past
-	 * our copy, or the caller's limit, means frames are missing. */
-	rc = c->out_of_copy || (rc == DWARF_CB_ABORT && col.n == max);
-	u->stats.truncated += rc;
+	 * our copy, the caller's limit or an impossible frame means frames are
+	 * missing. */
+	rc = col.stopped ? NSK_UNWIND_STOPPED :
+	     c->out_of_copy || (rc == DWARF_CB_ABORT && col.n == max);
+	u->stats.truncated += rc != 0;
 	return rc;
+}
+
+int nsk_unwinder__unwind_fp(struct nsk_unwinder *u, struct nsk_aspace *as,
+			    const struct nsk_user_regs *regs, const void *stack,
+			    size_t stack_len, const struct nsk_fp_walk *fp,
+			    uint64_t *ips, uint32_t *reach, uint32_t max,
+			    uint32_t *n, uint32_t *from_fp)
+{
+	struct cached *c;
+	int err = 0, rc;
+
+	*n = 0;
+	*from_fp = 0;
+	if (max == 0 || !as)
+		return -EINVAL;
+	if (u->libdw_only)
+		return -ENOENT;
+	max = max > NSK_UNWIND_MAX_FRAMES ? NSK_UNWIND_MAX_FRAMES : max;
+	c = lookup(u, as, &err);
+	if (!c) {
+		u->stats.failed++;
+		return err;
+	}
+	rc = nsk_unwind_mixed__walk(c->rules, c->dwfl, as, regs, stack,
+				    stack_len, fp, ips, reach, max, n, from_fp);
+	if (rc >= 0) {
+		u->stats.stacks++;
+		u->stats.fast++;
+		u->stats.frames += *n;
+		u->stats.truncated += rc != NSK_UNWIND_DONE;
+	}
+	return rc;
+}
+
+int nsk_unwinder__fp_holds(struct nsk_unwinder *u, struct nsk_aspace *as,
+			   uint64_t pc)
+{
+	const struct nsk_unwind_rule *ru;
+	struct cached *c;
+	int err = 0;
+
+	if (!as || !(c = lookup(u, as, &err)))
+		return 0;
+	ru = nsk_unwind_rules__at(c->rules, c->dwfl, pc);
+	return nsk_unwind_rule__fp(ru) ||
+	       nsk_unwind__mapped_without_cfi(ru, as, pc);
 }
 
 void nsk_unwinder__libdw_only(struct nsk_unwinder *u, int on)

@@ -7,29 +7,11 @@
 #include "record/stacks/unwind.h"
 #include "record/stacks/unwind_rules.h"
 
-/* x86-64 DWARF register numbers (System V psABI, figure 3.36). */
-enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
-
 /* Rules kept per address space; past 3/4 of this the table starts over. */
 #define NSK_RULES_SLOTS (1u << 16)
 
-enum { RULE_EMPTY, RULE_OTHER, RULE_OK, RULE_OUTERMOST };
-/* Where a frame leaves a register (rbp, the return address) to its
- * caller: untouched, saved on the stack, or lost. */
-enum { LOC_SAME, LOC_SAVED, LOC_UNDEFINED };
-
-struct rule {
-	uint64_t pc;	 /* the pc looked up (a return address minus 1) */
-	uint8_t kind;	 /* RULE_* */
-	uint8_t cfa_reg; /* REG_RSP or REG_RBP */
-	uint8_t bp;	 /* REG_*: how rbp goes to the caller */
-	int32_t cfa_off;
-	int32_t ra_off; /* the return address is at CFA + ra_off */
-	int32_t bp_off; /* LOC_SAVED: rbp is at CFA + bp_off */
-};
-
 struct nsk_unwind_rules {
-	struct rule *slots;
+	struct nsk_unwind_rule *slots;
 	uint32_t used;
 };
 
@@ -56,8 +38,8 @@ void nsk_unwind_rules__free(struct nsk_unwind_rules *r)
 	free(r);
 }
 
-/* Where a register of the caller is: LOC_SAME, LOC_SAVED (at CFA + *off),
- * LOC_UNDEFINED, or -1 for a rule of another shape. */
+/* Where a register of the caller is: NSK_LOC_SAME, NSK_LOC_SAVED (at CFA + *off),
+ * NSK_LOC_UNDEFINED, or -1 for a rule of another shape. */
 static int reg_rule(Dwarf_Frame *f, int regno, int32_t *off)
 {
 	Dwarf_Op mem[3], *ops;
@@ -66,26 +48,26 @@ static int reg_rule(Dwarf_Frame *f, int regno, int32_t *off)
 	if (dwarf_frame_register(f, regno, mem, &ops, &nops))
 		return -1;
 	if (nops == 0)
-		return ops == mem ? LOC_UNDEFINED : ops == NULL ? LOC_SAME : -1;
+		return ops == mem ? NSK_LOC_UNDEFINED : ops == NULL ? NSK_LOC_SAME : -1;
 	if (ops[0].atom != DW_OP_call_frame_cfa)
 		return -1;
 	if (nops == 1) {
 		*off = 0;
-		return LOC_SAVED;
+		return NSK_LOC_SAVED;
 	}
 	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst) {
 		*off = (int32_t)(int64_t)ops[1].number;
-		return LOC_SAVED;
+		return NSK_LOC_SAVED;
 	}
 	if (nops == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus) {
 		*off = (int32_t)(int64_t)ops[1].number;
-		return LOC_SAVED;
+		return NSK_LOC_SAVED;
 	}
 	return -1;
 }
 
-/* Asks libdw for the rule at pc; RULE_OTHER when it has another shape. */
-static void learn(Dwfl *dwfl, struct rule *ru)
+/* Asks libdw for the rule at pc; NSK_RULE_OTHER when it has another shape. */
+static void learn(Dwfl *dwfl, struct nsk_unwind_rule *ru)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(dwfl, ru->pc);
 	Dwarf_Addr bias, start, end;
@@ -96,21 +78,25 @@ static void learn(Dwfl *dwfl, struct rule *ru)
 	bool signal;
 	int ra, bp;
 
-	ru->kind = RULE_OTHER;
+	ru->kind = NSK_RULE_NONE;
 	if (mod)
 		cfi = dwfl_module_eh_cfi(mod, &bias);
 	if (mod && !cfi)
 		cfi = dwfl_module_dwarf_cfi(mod, &bias);
-	if (!cfi || dwarf_cfi_addrframe(cfi, ru->pc - bias, &f))
+	if (!cfi)
 		return;
+	ru->kind = NSK_RULE_NOFDE;
+	if (dwarf_cfi_addrframe(cfi, ru->pc - bias, &f))
+		return;
+	ru->kind = NSK_RULE_OTHER;
 	if (dwarf_frame_info(f, &start, &end, &signal) < 0 || signal)
 		goto out;
-	ra = reg_rule(f, REG_RA, &ru->ra_off);
-	if (ra == LOC_UNDEFINED) {
-		ru->kind = RULE_OUTERMOST; /* _start, thread entry points */
+	ra = reg_rule(f, NSK_REG_RA, &ru->ra_off);
+	if (ra == NSK_LOC_UNDEFINED) {
+		ru->kind = NSK_RULE_OUTERMOST; /* _start, thread entry points */
 		goto out;
 	}
-	if (ra != LOC_SAVED || dwarf_frame_cfa(f, &ops, &nops) || nops != 1)
+	if (ra != NSK_LOC_SAVED || dwarf_frame_cfa(f, &ops, &nops) || nops != 1)
 		goto out;
 	if (ops[0].atom == DW_OP_bregx) {
 		ru->cfa_reg = (uint8_t)ops[0].number;
@@ -121,23 +107,23 @@ static void learn(Dwfl *dwfl, struct rule *ru)
 	} else {
 		goto out;
 	}
-	if (ru->cfa_reg != REG_RSP && ru->cfa_reg != REG_RBP)
+	if (ru->cfa_reg != NSK_REG_RSP && ru->cfa_reg != NSK_REG_RBP)
 		goto out;
-	bp = reg_rule(f, REG_RBP, &ru->bp_off);
+	bp = reg_rule(f, NSK_REG_RBP, &ru->bp_off);
 	if (bp < 0)
 		goto out;
 	ru->bp = (uint8_t)bp;
-	ru->kind = RULE_OK;
+	ru->kind = NSK_RULE_OK;
 out:
 	free(f);
 }
 
-static const struct rule *rule_at(struct nsk_unwind_rules *r, Dwfl *dwfl,
-				  uint64_t pc)
+const struct nsk_unwind_rule *nsk_unwind_rules__at(struct nsk_unwind_rules *r,
+						   Dwfl *dwfl, uint64_t pc)
 {
 	uint32_t i = (uint32_t)((pc * 0x9e3779b97f4a7c15ULL) >> 48) & (NSK_RULES_SLOTS - 1);
 
-	while (r->slots[i].kind != RULE_EMPTY) {
+	while (r->slots[i].kind != NSK_RULE_EMPTY) {
 		if (r->slots[i].pc == pc)
 			return &r->slots[i];
 		i = (i + 1) & (NSK_RULES_SLOTS - 1);
@@ -145,7 +131,7 @@ static const struct rule *rule_at(struct nsk_unwind_rules *r, Dwfl *dwfl,
 	if (r->used >= NSK_RULES_SLOTS / 4 * 3) {
 		memset(r->slots, 0, NSK_RULES_SLOTS * sizeof(*r->slots));
 		r->used = 0;
-		return rule_at(r, dwfl, pc);
+		return nsk_unwind_rules__at(r, dwfl, pc);
 	}
 	r->slots[i].pc = pc;
 	learn(dwfl, &r->slots[i]);
@@ -181,37 +167,41 @@ int nsk_unwind_rules__unwind(struct nsk_unwind_rules *r, Dwfl *dwfl,
 	ips[k] = pc;
 	reach[k++] = 0;
 	for (;;) {
-		const struct rule *ru;
+		const struct nsk_unwind_rule *ru;
 
 		if (k == max)
 			goto cut; /* as libdw's walk does, even before the last */
 		/* a return address points after its call: look up the call */
-		ru = rule_at(r, dwfl, k == 1 ? pc : pc - 1);
-		if (ru->kind == RULE_OUTERMOST)
+		ru = nsk_unwind_rules__at(r, dwfl, k == 1 ? pc : pc - 1);
+		if (ru->kind == NSK_RULE_OUTERMOST)
 			break;
-		if (ru->kind != RULE_OK || (ru->cfa_reg == REG_RBP && !bp_known))
+		if (ru->kind != NSK_RULE_OK || (ru->cfa_reg == NSK_REG_RBP && !bp_known))
 			return -ENOENT;
-		cfa = (ru->cfa_reg == REG_RSP ? sp : bp) + (int64_t)ru->cfa_off;
+		cfa = (ru->cfa_reg == NSK_REG_RSP ? sp : bp) + (int64_t)ru->cfa_off;
+		if (cfa <= sp)
+			goto stopped; /* a caller's frame is above its callee's */
 		if (!read_word(stack, len, regs->sp, cfa + (int64_t)ru->ra_off, &ra, &high)) {
 			/* The copy ended.  If this frame's record is the one
 			 * rbp pointed at when the stack was taken, the kernel's
 			 * frame-pointer walk went on from exactly here. */
-			if (ru->cfa_reg == REG_RBP && bp_from_regs &&
+			if (ru->cfa_reg == NSK_REG_RBP && bp_from_regs &&
 			    ru->cfa_off == 16 && ru->ra_off == -8) {
 				*n = k;
 				return 2;
 			}
 			goto cut;
 		}
-		if (ru->bp == LOC_SAVED) {
+		if (ru->bp == NSK_LOC_SAVED) {
 			if (!read_word(stack, len, regs->sp, cfa + (int64_t)ru->bp_off, &bp, &high))
 				goto cut;
 			bp_from_regs = 0;
 		}
-		if (ru->bp == LOC_UNDEFINED)
+		if (ru->bp == NSK_LOC_UNDEFINED)
 			bp_known = bp_from_regs = 0;
 		if (!ra)
 			break; /* libdw stops at a zero return address too */
+		if (!nsk_unwind__user_addr(ra))
+			goto stopped;
 		sp = cfa;
 		pc = ra;
 		ips[k] = ra;
@@ -222,4 +212,7 @@ int nsk_unwind_rules__unwind(struct nsk_unwind_rules *r, Dwfl *dwfl,
 cut:
 	*n = k;
 	return 1;
+stopped:
+	*n = k;
+	return NSK_UNWIND_STOPPED;
 }

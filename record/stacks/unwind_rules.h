@@ -22,13 +22,55 @@
 struct nsk_unwind_rules;
 struct nsk_user_regs;
 
+/* x86-64 DWARF register numbers (System V psABI, figure 3.36). */
+enum { NSK_REG_RBP = 6, NSK_REG_RSP = 7, NSK_REG_RA = 16 };
+
+enum nsk_rule_kind {
+	NSK_RULE_EMPTY,	    /* a free slot of the cache */
+	NSK_RULE_OTHER,	    /* CFI of a shape the fast walks do not handle */
+	NSK_RULE_OK,	    /* one of the shapes below */
+	NSK_RULE_OUTERMOST, /* the return address is undefined: _start */
+	NSK_RULE_NONE,	    /* no module with CFI holds this pc */
+	NSK_RULE_NOFDE,	    /* a module holds it, but no CFI covers it */
+};
+/* Where a frame leaves a register (rbp) to its caller: untouched, saved
+ * on the stack, or lost. */
+enum { NSK_LOC_SAME, NSK_LOC_SAVED, NSK_LOC_UNDEFINED };
+
+/* The CFI rule at one pc, in the shape the fast walks use. */
+struct nsk_unwind_rule {
+	uint64_t pc;	 /* the pc looked up (a return address minus 1) */
+	uint8_t kind;	 /* enum nsk_rule_kind */
+	uint8_t cfa_reg; /* NSK_REG_RSP or NSK_REG_RBP */
+	uint8_t bp;	 /* NSK_LOC_*: how rbp goes to the caller */
+	int32_t cfa_off;
+	int32_t ra_off; /* the return address is at CFA + ra_off */
+	int32_t bp_off; /* NSK_LOC_SAVED: rbp is at CFA + bp_off */
+};
+
+/* The rule at pc (as looked up: a return address minus 1), learned from
+ * dwfl's modules on first use; never NULL. */
+const struct nsk_unwind_rule *nsk_unwind_rules__at(struct nsk_unwind_rules *r,
+						   Dwfl *dwfl, uint64_t pc);
+
+/* Whether a frame with rule ru has a frame record where rbp points
+ * (CFA = rbp + 16, the return address at CFA - 8, the caller's rbp at CFA
+ * - 16): there, and only there, a frame-pointer walk steps right. */
+static inline int nsk_unwind_rule__fp(const struct nsk_unwind_rule *ru)
+{
+	return ru->kind == NSK_RULE_OK && ru->cfa_reg == NSK_REG_RBP &&
+	       ru->cfa_off == 16 && ru->ra_off == -8 &&
+	       ru->bp == NSK_LOC_SAVED && ru->bp_off == -16;
+}
+
 int nsk_unwind_rules__new(struct nsk_unwind_rules **out);
 void nsk_unwind_rules__free(struct nsk_unwind_rules *r); /* NULL is fine */
 
 /* Unwinds as nsk_unwinder__unwind does (same arguments, same results:
  * ips leaf first, reach[i] the bytes of the copy read to find ips[i], 0
  * when the outermost frame was reached, 1 when the copy or max ended the
- * walk), with the rules of dwfl's modules; or 2 when the copy ended in a
+ * walk, 3 at a frame that cannot be), with the rules of dwfl's modules;
+ * or 2 when the copy ended in a
  * frame whose frame record is where rbp pointed when the stack was taken,
  * so the frame-pointer walk from those registers continues ips from its
  * second entry on.  -ENOENT when a frame has a shape it does not handle:

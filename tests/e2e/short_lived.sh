@@ -43,6 +43,14 @@ check() {
 		esac
 	done
 	! grep -i 'unknown' "$c" || fail "$1: an allocation of $prog at an unnamed site"
+	# nothing else of the program: no allocation counted twice (sampler
+	# and uprobes), none charged to the profiler (the shell's own, in the
+	# child before its exec, have the shell's frames)
+	total=$(awk -F, -v sh="$(basename "$(readlink -f /bin/sh)")" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$col["module"] != sh { n += $2 } END { print n + 0 }' "$c")
+	[ "$total" -le $((N * 84)) ] ||
+		fail "$1: $total allocations of $prog recorded, it made $((N * 84)): $(cat "$c")"
 	"$NUSKU" report "$out" --comm "$prog" --by stack --format csv >"$TMPD/$1.cpu" 2>/dev/null ||
 		fail "$1: report --by stack"
 	grep -q 'burn <- main' "$TMPD/$1.cpu" || fail "$1: burn <- main not in the CPU profile: $(head "$TMPD/$1.cpu")"

@@ -36,6 +36,43 @@ static __attribute__((noipa)) void outer(int n)
 	sink++;
 }
 
+/* The same shape with frame pointers (the test is built without):
+ * fp_outer -> fp_inner -> stack_capture, a leaf that sets up no frame. */
+static __attribute__((noipa, optimize("no-omit-frame-pointer"))) void
+fp_inner(int n)
+{
+	volatile char pad[32 + n];
+
+	pad[0] = 1;
+	stack_capture();
+	sink += pad[0];
+}
+
+static __attribute__((noipa, optimize("no-omit-frame-pointer"))) void
+fp_outer(int n)
+{
+	fp_inner(n + 1);
+	sink++;
+}
+
+/* The kernel's frame-pointer walk of the captured stack: ip, then the
+ * return address of each frame record from rbp on, while the records are
+ * in the copy (past the program's frames rbp holds anything: the walk
+ * goes on through whatever it finds, as the kernel's does). */
+static uint32_t fp_walk(uint64_t *ips, uint32_t max)
+{
+	uint64_t bp = captured.regs.bp, sp = captured.regs.sp, rec[2];
+	uint32_t n = 0;
+
+	ips[n++] = captured.regs.ip;
+	while (n < max && bp >= sp && bp - sp + 16 <= captured.len) {
+		memcpy(rec, captured.bytes + (bp - sp), sizeof(rec));
+		ips[n++] = rec[1];
+		bp = rec[0];
+	}
+	return n;
+}
+
 static const char *name_of(Dwfl *dwfl, uint64_t pc)
 {
 	Dwfl_Module *m = dwfl_addrmodule(dwfl, pc);
@@ -184,6 +221,85 @@ START_TEST(empty_address_space_fails_cleanly)
 }
 END_TEST
 
+/* Under auto: where the CFI gives a frame a record at rbp its caller comes
+ * from the frame-pointer walk, nowhere else, so the frames are libdw's
+ * whatever the walk holds past them; and a copy that ends after the
+ * frameless leaf's return address still gives the frames with records. */
+START_TEST(frame_pointers_only_where_the_cfi_agrees)
+{
+	uint64_t fp[64], dw[64], mx[64];
+	uint32_t rdw[64], rmx[64], ndw, nmx, from_fp, nfp;
+	struct nsk_unwinder *u;
+	int rc;
+
+	fp_outer(1);
+	nfp = fp_walk(fp, 64);
+	ck_assert_int_eq(nsk_unwinder__new(&u), 0);
+	nsk_unwinder__libdw_only(u, 1);
+	rc = nsk_unwinder__unwind(u, self_as, &captured.regs, captured.bytes,
+				  captured.len, dw, rdw, 64, &ndw);
+	ck_assert_int_ge(rc, 0);
+	ck_assert_uint_ge(ndw, 5);
+	nsk_unwinder__libdw_only(u, 0);
+	rc = nsk_unwinder__unwind_fp(u, self_as, &captured.regs, captured.bytes,
+				     captured.len,
+				     &(struct nsk_fp_walk){ fp, nfp, 0, 0 }, mx,
+				     rmx, 64, &nmx, &from_fp);
+	ck_assert_int_ge(rc, 0);
+	ck_assert_uint_eq(nmx, ndw);
+	ck_assert_mem_eq(mx, dw, ndw * sizeof(*dw));
+	/* the leaf's caller from the copy, fp_inner's and fp_outer's callers
+	 * from the walk, which skipped the leaf's caller */
+	ck_assert_uint_eq(fp[1], dw[2]);
+	ck_assert_uint_ge(from_fp, 2);
+	ck_assert_uint_eq(rmx[2], rmx[1]);
+	ck_assert_uint_eq(rmx[3], rmx[1]);
+	/* a copy of no more than the leaf's frame: the frames with records
+	 * still come from the walk, and the one past it needs more copy */
+	rc = nsk_unwinder__unwind_fp(u, self_as, &captured.regs, captured.bytes,
+				     rdw[1],
+				     &(struct nsk_fp_walk){ fp, nfp, 0, 0 }, mx,
+				     rmx, 64, &nmx, &from_fp);
+	ck_assert_int_eq(rc, NSK_UNWIND_COPY_END);
+	ck_assert_uint_ge(nmx, 4);
+	ck_assert_mem_eq(mx, dw, nmx * sizeof(*dw));
+	ck_assert_uint_ge(from_fp, 2);
+	ck_assert_uint_eq(rmx[nmx - 1], rdw[1]);
+	/* a walk that ends in fp_outer's caller, which keeps no record, is no
+	 * end of the stack, even when told to trust ends (that is for ends
+	 * in another module: libc's start code) */
+	ck_assert_uint_ge(nfp, 3);
+	rc = nsk_unwinder__unwind_fp(u, self_as, &captured.regs, captured.bytes,
+				     captured.len,
+				     &(struct nsk_fp_walk){ fp, 3, 0, 1 }, mx,
+				     rmx, 64, &nmx, &from_fp);
+	ck_assert_int_ge(rc, 0);
+	ck_assert_uint_eq(nmx, ndw);
+	ck_assert_mem_eq(mx, dw, nmx * sizeof(*dw));
+	/* without frame pointers (but in leaf, whose array needs one) the
+	 * walk is garbage past leaf's record: none of that is taken */
+	outer(1);
+	nfp = fp_walk(fp, 64);
+	ck_assert_uint_ge(nfp, 2);
+	fp[2] = 0x69666e6f436b742eull; /* text on the stack */
+	fp[3] = 0;
+	nfp = nfp > 4 ? nfp : 4;
+	nsk_unwinder__libdw_only(u, 1);
+	rc = nsk_unwinder__unwind(u, self_as, &captured.regs, captured.bytes,
+				  captured.len, dw, rdw, 64, &ndw);
+	ck_assert_int_ge(rc, 0);
+	nsk_unwinder__libdw_only(u, 0);
+	rc = nsk_unwinder__unwind_fp(u, self_as, &captured.regs, captured.bytes,
+				     captured.len,
+				     &(struct nsk_fp_walk){ fp, nfp, 0, 0 }, mx,
+				     rmx, 64, &nmx, &from_fp);
+	ck_assert_int_ge(rc, 0);
+	ck_assert_uint_eq(nmx, ndw);
+	ck_assert_mem_eq(mx, dw, ndw * sizeof(*dw));
+	nsk_unwinder__free(u);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("unwind");
@@ -195,6 +311,7 @@ int main(void)
 	tcase_add_test(tc, unwinds_without_frame_pointers);
 	tcase_add_test(tc, short_copy_is_truncated_not_invented);
 	tcase_add_test(tc, empty_address_space_fails_cleanly);
+	tcase_add_test(tc, frame_pointers_only_where_the_cfi_agrees);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
