@@ -7,7 +7,8 @@
 # Each program is recorded with the default signals; every frame of every
 # CPU sample counts (as tests/tools/nsk_dump prints them).  A frame is
 # named when it has a function name: not "[unknown]+0x..", not
-# "module+0x..".  Printed per program: named share
+# "module+0x..", not a stripped function's range "module!0x.." (counted
+# apart: grouped, not named).  Printed per program: named share
 # of user frames, of all frames, and the distinct function rows of
 # `report --by function` (a stripped binary shows one row per address).
 # Environment: PROGS (a subset of the names below).
@@ -43,7 +44,7 @@ program() {
 	esac
 }
 
-printf '%-8s %-28s %8s %8s %8s %6s\n' program build frames user% all% rows
+printf '%-8s %-20s %7s %7s %7s %7s %6s\n' program build frames user% range% all% rows
 for prog in ${PROGS:-sqlite3 git gzip make node python3 rust go}; do
 	cmd=$(program "$prog") || true
 	[ -n "$cmd" ] || { echo "$prog: not here, skipped"; continue; }
@@ -57,12 +58,13 @@ for prog in ${PROGS:-sqlite3 git gzip make node python3 rust go}; do
 				n = split($NF, fr, ";")
 				for (i = 1; i <= n; i++) {
 					f = fr[i]; kern = f ~ /^k:/
-					named = f !~ /^(k:)?\[unknown\]/ && f !~ /\+0x[0-9a-f]+$/
+					ranged = f ~ /!0x[0-9a-f]+$/
+					named = f !~ /^(k:)?\[unknown\]/ && f !~ /\+0x[0-9a-f]+$/ && !ranged
 					all++; if (named) alln++
-					if (!kern) { u++; if (named) un++ }
+					if (!kern) { u++; if (named) un++; if (ranged) ur++ }
 				}
 			}
-			END { printf "%-8s %-28s %8d %7.1f%% %7.1f%% %6d\n", p, substr(b, length(b) > 28 ? length(b) - 27 : 1), u,
-				u ? 100 * un / u : 0, all ? 100 * alln / all : 0, rows }'
+			END { printf "%-8s %-20s %7d %6.1f%% %6.1f%% %6.1f%% %6d\n", p, substr(b, length(b) > 20 ? length(b) - 19 : 1), u,
+				u ? 100 * un / u : 0, u ? 100 * ur / u : 0, all ? 100 * alln / all : 0, rows }'
 	done
 done
