@@ -306,12 +306,19 @@ enum frame_owner {
 	FRAME_UPROBES, /* the kernel's uprobes page: kept, named */
 };
 
+/* The frame of a user address; *mapped: it lies in a mapping.  A caller
+ * (not the leaf) in no mapping while the leaf's maps are known (cut) is
+ * no code at all, a word the walk took for a return address: 0 and *cut
+ * set, and the stack ends before it. */
 static uint64_t user_frame(struct nsk_stacks *st, uint32_t pid, uint64_t time,
-			   uint64_t addr, enum frame_owner *owner)
+			   uint64_t addr, enum frame_owner *owner, int *mapped,
+			   int *cut)
 {
 	struct nsk_aspace *as;
 	struct nsk_map *m = map_of(st, pid, time, addr, &as);
 	const char *name = m ? nsk_module__name(m->mod) : "";
+
+	*mapped = m != NULL;
 
 	*owner = !m ? FRAME_PROGRAM :
 		 m->file ? (!strcmp(name, NSK_SAMPLER_LIB) ? FRAME_SAMPLER : FRAME_PROGRAM) :
@@ -326,6 +333,9 @@ static uint64_t user_frame(struct nsk_stacks *st, uint32_t pid, uint64_t time,
 		if (id)
 			return id;
 	}
+	if (!m && *cut)
+		return 0;
+	*cut = 0;
 	if (!m)
 		return unmapped_frame(st, pid, as, addr);
 	return module_frame(st, as, m,
@@ -360,10 +370,24 @@ uint64_t nsk_stacks__intern(struct nsk_stacks *st, uint32_t pid,
 			err = -1;
 		key[n++] = fid;
 	}
-	for (uint32_t i = 0; i < nu && !err; i++) {
+	for (uint32_t i = 0, leaf_mapped = 0; i < nu && !err; i++) {
 		enum frame_owner owner;
-		uint64_t fid = user_frame(st, pid, time, uips[i] - (i > 0), &owner);
+		int mapped, cut = i > 0 && leaf_mapped;
+		uint64_t fid;
 
+		/* No code can be there (zero, the kernel's half, a word of data
+		 * in no mapping): the walk went astray, the stack ends before */
+		if (i > 0 && !nsk_unwind__user_addr(uips[i])) {
+			flags |= NSK_STACK_TRUNCATED;
+			break;
+		}
+		fid = user_frame(st, pid, time, uips[i] - (i > 0), &owner, &mapped, &cut);
+		if (cut) {
+			flags |= NSK_STACK_TRUNCATED;
+			break;
+		}
+		if (i == 0)
+			leaf_mapped = (uint32_t)mapped;
 		if (!fid)
 			err = -1;
 		/* A sample whose leaf is in the sampler or in the uprobes page

@@ -245,6 +245,29 @@ START_TEST(unmapped_is_unresolved)
 }
 END_TEST
 
+START_TEST(a_caller_no_code_can_be_ends_the_stack)
+{
+	uint64_t ips[4], id;
+
+	st_outer();
+	/* a mapped leaf, a caller in no mapping (a word of data the walk
+	 * took for a return address), then one that would be fine */
+	ips[0] = (uint64_t)(uintptr_t)st_leaf + 1;
+	ips[1] = 0x10000;
+	ips[2] = ret_of_mid;
+	id = nsk_stacks__intern(st, 1, 0, NULL, 0, ips, 3, 0);
+	ck_assert_uint_ne(id, 0);
+	ck_assert_uint_eq(sink_mem->stacks[0].n, 1);
+	ck_assert_uint_eq(sink_mem->stacks[0].flags & NSK_STACK_TRUNCATED, NSK_STACK_TRUNCATED);
+	/* zero and the kernel's half are never a caller: the same stack */
+	ips[1] = 0;
+	ck_assert_uint_eq(nsk_stacks__intern(st, 1, 0, NULL, 0, ips, 3, 0), id);
+	ips[1] = 0xffffffff81000000ull;
+	ck_assert_uint_eq(nsk_stacks__intern(st, 1, 0, NULL, 0, ips, 3, 0), id);
+	ck_assert_uint_eq(sink_mem->nstacks, 1);
+}
+END_TEST
+
 START_TEST(kernel_frames_without_kallsyms)
 {
 	uint64_t k[2] = { 0xffffffff81000000ull, 0xffffffff81000100ull }, id;
@@ -294,6 +317,7 @@ int main(void)
 	tcase_add_test(tc, names_the_frames_of_this_binary);
 	tcase_add_test(tc, defines_each_frame_and_stack_once);
 	tcase_add_test(tc, unmapped_is_unresolved);
+	tcase_add_test(tc, a_caller_no_code_can_be_ends_the_stack);
 	tcase_add_test(tc, kernel_frames_without_kallsyms);
 	tcase_add_test(tc, a_failing_sink_gives_no_id);
 	tcase_add_test(tc, module_path_of_an_address);
