@@ -27,8 +27,10 @@ __attribute__((noipa, no_sanitize("address"))) void stack_capture(void)
 {
 	uint64_t ip, sp, bp, end;
 
-	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-			 : "=r"(ip), "=r"(sp), "=r"(bp));
+	/* rbp first: the compiler may give an output rbp itself (it did
+	 * under the sanitizers), and the later moves would then read that */
+	__asm__ volatile("mov %%rbp, %2\n\tmov %%rsp, %1\n\tlea 0(%%rip), %0"
+			 : "=&r"(ip), "=&r"(sp), "=&r"(bp));
 	end = mapping_end(sp);
 	captured.len = end - sp < NSK_CAPTURE_BYTES ? end - sp : NSK_CAPTURE_BYTES;
 	for (size_t i = 0; i < captured.len; i++)
