@@ -2,8 +2,9 @@
  *
  * The build host's <asm/unistd.h> may be older than the kernel a recording
  * runs on (Debian 12's headers stop before uretprobe, 335 on x86-64), so
- * the recorder asks the kernel: /proc/kallsyms gives the handlers'
- * addresses (__x64_sys_NAME) and the bounds of read-only data, and
+ * the recorder asks the kernel: /proc/kallsyms (the recording's one copy,
+ * record/stacks/kallsyms.h) gives the handlers' addresses (__x64_sys_NAME)
+ * and the bounds of read-only data, and
  * bpf/sctable.bpf.c, run once with BPF_PROG_TEST_RUN, finds sys_call_table
  * there and copies its words (see that file for why the table is searched
  * for: kallsyms lists no data symbols unless CONFIG_KALLSYMS_ALL).  Each
@@ -18,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "record/sctable.h"
+#include "record/stacks/kallsyms.h"
 #include "sctable.skel.h"
 #include <nusku/events/sctable.h>
 
@@ -59,40 +61,28 @@ static void handlers_free(struct handlers *h)
 	free(h->v);
 }
 
-/* The handlers and the bounds of read-only data from /proc/kallsyms. */
-static int read_kallsyms(struct handlers *h, char *why, size_t len)
+/* The handlers and the bounds of read-only data, from the recording's
+ * kallsyms (record/stacks/kallsyms.h). */
+static int read_handlers(const struct nsk_kallsyms *k, struct handlers *h,
+			 char *why, size_t len)
 {
-	size_t plen = strlen(SYS_PREFIX);
-	char line[512], name[256], type;
-	unsigned long long addr;
-	FILE *f = fopen("/proc/kallsyms", "re");
-	int err = 0;
+	size_t plen = strlen(SYS_PREFIX), n = nsk_kallsyms__count(k);
 
-	if (!f) {
-		err = -errno;
-		snprintf(why, len, "/proc/kallsyms: %s", strerror(errno));
-		return err;
-	}
-	while (fgets(line, sizeof(line), f)) {
+	for (size_t i = 0; i < n; i++) {
+		const char *name, *module;
 		struct handler *v;
+		uint64_t addr;
 
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 ||
-		    strchr(line, '[')) /* modules have no syscalls */
-			continue;
-		if (!strcmp(name, "__start_rodata"))
-			h->rodata = addr;
-		else if (!strcmp(name, "__init_begin") || !strcmp(name, "_sinittext"))
-			h->rodata_end = h->rodata_end && h->rodata_end < addr ? h->rodata_end : addr;
-		if (strncmp(name, SYS_PREFIX, plen) || !strchr("TtWw", type))
+		nsk_kallsyms__at(k, i, &addr, &name, &module);
+		/* modules have no syscalls */
+		if (strcmp(module, "vmlinux") || strncmp(name, SYS_PREFIX, plen))
 			continue;
 		if (h->n == h->cap) {
 			size_t cap = h->cap ? 2 * h->cap : 1024;
 
 			v = realloc(h->v, cap * sizeof(*v));
-			if (!v) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
+			if (!v)
+				return -ENOMEM;
 			h->v = v;
 			h->cap = cap;
 		}
@@ -102,18 +92,13 @@ static int read_kallsyms(struct handlers *h, char *why, size_t len)
 		if (v->name || !strcmp(name + plen, "ni_syscall"))
 			h->n++;
 	}
-	if (!h->n || !h->rodata) {
+	if (!h->n || !nsk_kallsyms__rodata(k, &h->rodata, &h->rodata_end)) {
 		snprintf(why, len, "no syscall handlers or read-only data bounds in "
 			 "/proc/kallsyms (addresses hidden?)");
-		err = -ENOENT;
-		goto cleanup;
+		return -ENOENT;
 	}
-	if (h->rodata_end <= h->rodata)
-		h->rodata_end = h->rodata + (64 << 20);
 	qsort(h->v, h->n, sizeof(*h->v), cmp_handler);
-cleanup:
-	fclose(f);
-	return err;
+	return 0;
 }
 
 static const struct handler *by_addr(const struct handlers *h, uint64_t addr)
@@ -181,7 +166,8 @@ void nsk_sctable__free(struct nsk_sctable *t)
 	free(t);
 }
 
-int nsk_sctable__read(struct nsk_sctable **out, char *why, size_t len)
+int nsk_sctable__read(const struct nsk_kallsyms *k, struct nsk_sctable **out,
+		      char *why, size_t len)
 {
 	static uint64_t words[NSK_SCT_MAX];
 	struct handlers h = { 0 };
@@ -194,7 +180,11 @@ int nsk_sctable__read(struct nsk_sctable **out, char *why, size_t len)
 		snprintf(why, len, "no syscall table reader for this architecture");
 		return -ENOTSUP;
 	}
-	err = read_kallsyms(&h, why, len);
+	if (!k) {
+		snprintf(why, len, "no kernel symbols (/proc/kallsyms unreadable or hidden)");
+		return -ENOENT;
+	}
+	err = read_handlers(k, &h, why, len);
 	if (err)
 		goto cleanup;
 	err = copy_table(&h, words, why, len);

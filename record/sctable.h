@@ -6,11 +6,14 @@
 #include <stdint.h>
 
 struct nsk_sctable;
+struct nsk_kallsyms;
 
-/* Reads the table of the running kernel (needs root: kallsyms addresses and
- * a BPF program).  -errno, with a one-line reason in why, when it cannot;
- * the caller falls back on the build's headers. */
-int nsk_sctable__read(struct nsk_sctable **out, char *why, size_t len);
+/* Reads the table of the running kernel from its kallsyms k (needs root:
+ * kallsyms addresses and a BPF program).  -errno, with a one-line reason
+ * in why, when it cannot (k NULL too); the caller falls back on the
+ * build's headers. */
+int nsk_sctable__read(const struct nsk_kallsyms *k, struct nsk_sctable **out,
+		      char *why, size_t len);
 void nsk_sctable__free(struct nsk_sctable *t);
 
 /* Numbers 0 .. count-1 are in the table; a name is NULL where the kernel

@@ -34,6 +34,7 @@
 
 #include "record/fdinfo.h"
 #include "record/sctable.h"
+#include "record/stacks/kallsyms.h"
 #include "record/session.h"
 #include "syscall.skel.h"
 #include <nusku/events/syscall.h>
@@ -591,11 +592,17 @@ static int emit_arch(struct nsk_session *s)
 static int emit_names(struct sc_state *st)
 {
 	struct nsk_record rec = { .type = NSK_REC_SYSCALL_NAME };
+	struct nsk_kallsyms *own = NULL, *k = nsk_session__kallsyms(st->s);
 	struct nsk_sctable *t;
 	char why[256];
 	int err, self0 = -ENOENT, self1 = -ENOENT;
 
-	err = nsk_sctable__read(&t, why, sizeof(why));
+	/* the recording's kallsyms; without kernel stacks there is none */
+	if (!k && !nsk_session__opts(st->s)->kernel_stacks &&
+	    !nsk_kallsyms__load(NULL, &own))
+		k = own;
+	err = nsk_sctable__read(k, &t, why, sizeof(why));
+	nsk_kallsyms__free(own);
 	if (err) {
 		if (!nsk_session__opts(st->s)->quiet)
 			fprintf(stderr, "nusku: record: note: syscall names from "

@@ -19,6 +19,7 @@ struct nsk_kallsyms {
 	size_t n, cap;
 	char *arena; /* all names, NUL-separated; grows geometrically */
 	size_t used, size;
+	uint64_t rodata, rodata_end; /* the kernel's read-only data, 0 unknown */
 };
 
 /* Copies s into the arena; returns its offset, or (size_t)-1. */
@@ -85,6 +86,11 @@ int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out)
 
 		if (n < 3 || !addr)
 			continue;
+		/* the bounds of read-only data (record/sctable.c searches it) */
+		if (n == 3 && !strcmp(name, "__start_rodata"))
+			k->rodata = addr;
+		else if (n == 3 && (!strcmp(name, "__init_begin") || !strcmp(name, "_sinittext")))
+			k->rodata_end = k->rodata_end && k->rodata_end < addr ? k->rodata_end : addr;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
 		if (k->n == k->cap) {
@@ -196,4 +202,27 @@ struct nsk_kallsyms *nsk_kallsyms__take(struct nsk_kallsyms_loader *l)
 void nsk_kallsyms_loader__free(struct nsk_kallsyms_loader *l)
 {
 	nsk_kallsyms__free(nsk_kallsyms__take(l));
+}
+
+int nsk_kallsyms__rodata(const struct nsk_kallsyms *k, uint64_t *start,
+			 uint64_t *end)
+{
+	if (!k->rodata)
+		return 0;
+	*start = k->rodata;
+	*end = k->rodata_end > k->rodata ? k->rodata_end : k->rodata + (64 << 20);
+	return 1;
+}
+
+size_t nsk_kallsyms__count(const struct nsk_kallsyms *k)
+{
+	return k->n;
+}
+
+void nsk_kallsyms__at(const struct nsk_kallsyms *k, size_t i, uint64_t *addr,
+		      const char **name, const char **module)
+{
+	*addr = k->syms[i].addr;
+	*name = k->arena + k->syms[i].name;
+	*module = k->arena + k->syms[i].module;
 }

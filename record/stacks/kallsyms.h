@@ -2,6 +2,7 @@
 #ifndef NUSKU_RECORD_KALLSYMS_H
 #define NUSKU_RECORD_KALLSYMS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct nsk_kallsyms;
@@ -24,5 +25,15 @@ void nsk_kallsyms_loader__free(struct nsk_kallsyms_loader *l);
  * itself); 0 when unknown. */
 int nsk_kallsyms__find(const struct nsk_kallsyms *k, uint64_t addr,
 		       const char **name, const char **module);
+
+/* The kernel's read-only data, [start, end) (to __init_begin, or 64 MiB
+ * past its start when that is not listed); 0 when kallsyms lists none. */
+int nsk_kallsyms__rodata(const struct nsk_kallsyms *k, uint64_t *start,
+			 uint64_t *end);
+
+/* The text symbols, by address: count, and the i-th. */
+size_t nsk_kallsyms__count(const struct nsk_kallsyms *k);
+void nsk_kallsyms__at(const struct nsk_kallsyms *k, size_t i, uint64_t *addr,
+		      const char **name, const char **module);
 
 #endif
