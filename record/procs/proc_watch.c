@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -115,6 +116,18 @@ static int hold_file(const struct nsk_mmap_ev *ev)
 		 (unsigned long long)ev->start,
 		 (unsigned long long)(ev->start + ev->len));
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		/* Gone already (it lived shorter than this thread took to
+		 * wake): its file by name, while nothing has removed it yet;
+		 * the same file only if its device and inode are the mapped
+		 * one's. */
+		fd = open(ev->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+		if (fd >= 0 && (fstat(fd, &st) ||
+				st.st_dev != makedev(ev->maj, ev->min))) {
+			close(fd);
+			fd = -1;
+		}
+	}
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != ev->ino) {

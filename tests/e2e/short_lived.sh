@@ -15,6 +15,7 @@
 . "$TOP_SRCDIR/tests/e2e/record_lib.sh"
 . "$TOP_SRCDIR/tests/e2e/alloc_lib.sh"
 need_bpf
+retry_once "the recorder's watcher thread, on a loaded machine, can wake after a 1 ms program and the rm of its binary (or the end of its mount namespace): that process's frames are then unnamed"
 
 N=30
 W=$WORKLOADS/short_lived
