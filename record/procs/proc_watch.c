@@ -121,12 +121,17 @@ static int hold_file(const struct nsk_mmap_ev *ev)
 		 * wake): its file by name, while nothing has removed it yet;
 		 * the same file only if its device and inode are the mapped
 		 * one's. */
-		fd = open(ev->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-		if (fd >= 0 && (fstat(fd, &st) ||
-				st.st_dev != makedev(ev->maj, ev->min))) {
-			close(fd);
-			fd = -1;
+		int at = open(ev->path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+
+		/* looked at before it is opened: nothing but the mapped
+		 * regular file is ever opened for reading */
+		if (at >= 0 && !fstat(at, &st) && S_ISREG(st.st_mode) &&
+		    st.st_ino == ev->ino && st.st_dev == makedev(ev->maj, ev->min)) {
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", at);
+			fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		}
+		if (at >= 0)
+			close(at);
 	}
 	if (fd < 0)
 		return -1;
