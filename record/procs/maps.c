@@ -242,11 +242,10 @@ struct nsk_aspace *nsk_aspace__clone(const struct nsk_aspace *as, uint32_t pid)
 		free(c);
 		return NULL;
 	}
+	/* mapping ids included: the MAPPING records already written name
+	 * the process that used them first, as while the maps were shared */
 	if (as->n)
 		memcpy(c->maps, as->maps, as->n * sizeof(*c->maps));
-	if (pid != as->pid)
-		for (size_t i = 0; i < c->n; i++)
-			c->maps[i].mapping_id = 0; /* MAPPING records name a pid */
 	c->older = nsk_aspace__get(as->older);
 	return c;
 }

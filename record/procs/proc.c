@@ -232,7 +232,6 @@ static void kernel_map(struct nsk_session *s, const struct nsk_proc_item *it)
 			s->sink.lost(s->sink.ctx, "proc.maps", 1);
 			return;
 		}
-		nsk_aspace__inherit_ids(own, p->as);
 		nsk_aspace__put(p->as);
 		p->as = own;
 	}
@@ -469,21 +468,20 @@ static void handle(struct nsk_session *s, const struct nsk_proc_item *it)
 /* The kernel's mapping records for the target: the launched child (which
  * has not exec'd yet) or every thread of the attached process, and what
  * they start.  NULL when the kernel refuses (then /proc is read instead). */
-static struct nsk_mmap_events *open_kernel_maps(struct nsk_session *s)
+static int open_kernel_maps(struct nsk_session *s, struct nsk_mmap_events **mev)
 {
-	struct nsk_mmap_events *mev = NULL;
 	pid_t *tids = NULL;
 	size_t n = 0, cap = 0;
 	char path[64];
 	DIR *d = NULL;
 	struct dirent *de;
+	int err = -ESRCH;
 
+	*mev = NULL;
 	if (getenv("NUSKU_NO_KERNEL_MAPS")) /* tests of the older way */
-		return NULL;
-	if (s->launched) {
-		nsk_mmap_events__open(&s->root, 1, s->opts.inherit, &mev);
-		return mev;
-	}
+		return -ECANCELED;
+	if (s->launched)
+		return nsk_mmap_events__open(&s->root, 1, s->opts.inherit, mev);
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)s->root);
 	d = opendir(path);
 	while (d && (de = readdir(d))) {
@@ -494,19 +492,46 @@ static struct nsk_mmap_events *open_kernel_maps(struct nsk_session *s)
 		if (n == cap) {
 			pid_t *v = realloc(tids, (cap = cap ? cap * 2 : 64) * sizeof(*v));
 
-			if (!v)
+			if (!v) {
+				err = -ENOMEM;
 				goto out;
+			}
 			tids = v;
 		}
 		tids[n++] = tid;
 	}
 	if (n)
-		nsk_mmap_events__open(tids, n, s->opts.inherit, &mev);
+		err = nsk_mmap_events__open(tids, n, s->opts.inherit, mev);
 out:
 	if (d)
 		closedir(d);
 	free(tids);
-	return mev;
+	return err;
+}
+
+/* META proc.maps: where the address spaces came from. */
+static void note_maps_source(struct nsk_session *s, int err)
+{
+	static const char key[] = "proc.maps";
+	struct nsk_record rec = { .type = NSK_REC_META };
+	char value[160];
+
+	if (!err)
+		snprintf(value, sizeof(value), "kernel");
+	else
+		snprintf(value, sizeof(value), "proc: %s",
+			 err == -ECANCELED ? "NUSKU_NO_KERNEL_MAPS" : strerror(-err));
+	/* the older way loses programs that live shorter than a read of
+	 * /proc: worth a line */
+	if (err && err != -ECANCELED && !s->opts.quiet)
+		fprintf(stderr, "nusku: record: note: the kernel gave no mapping "
+			"records (%s); maps are read from /proc, so short-lived "
+			"programs may stay unnamed\n", strerror(-err));
+	rec.meta.key.data = (const uint8_t *)key;
+	rec.meta.key.len = (uint32_t)strlen(key);
+	rec.meta.value.data = (const uint8_t *)value;
+	rec.meta.value.len = (uint32_t)strlen(value);
+	s->sink.emit(s->sink.ctx, &rec);
 }
 
 int nsk_proc__start(struct nsk_session *s)
@@ -534,7 +559,7 @@ int nsk_proc__start(struct nsk_session *s)
 		return nsk_session__fail(s, err, "cannot start process tracking: %s", why);
 	}
 	s->proc_lost_fd = bpf_map__fd(skel->maps.proc_lost);
-	mev = open_kernel_maps(s);
+	note_maps_source(s, open_kernel_maps(s, &mev));
 	s->kernel_maps = mev != NULL;
 	s->kernel_maps_all = mev && nsk_mmap_events__everyone(mev);
 	err = nsk_proc_watch__start(bpf_map__fd(skel->maps.proc_events), mev,

@@ -102,6 +102,12 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Files held for mappings not handled yet, at most MAX_HELD: a storm of
+ * short processes (each a handful of mappings) while the main thread is
+ * busy must not take every descriptor the recorder may have. */
+#define MAX_HELD 512
+static int held; /* atomic */
+
 /* The file of a mapping, opened through the mapping itself while the
  * process lives: a regular file with the inode the kernel reported. */
 static int hold_file(const struct nsk_mmap_ev *ev)
@@ -110,7 +116,7 @@ static int hold_file(const struct nsk_mmap_ev *ev)
 	struct stat st;
 	int fd;
 
-	if (ev->path[0] != '/')
+	if (ev->path[0] != '/' || __atomic_load_n(&held, __ATOMIC_RELAXED) >= MAX_HELD)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", ev->pid,
 		 (unsigned long long)ev->start,
@@ -139,6 +145,7 @@ static int hold_file(const struct nsk_mmap_ev *ev)
 		close(fd);
 		return -1;
 	}
+	__atomic_add_fetch(&held, 1, __ATOMIC_RELAXED);
 	return fd;
 }
 
@@ -319,8 +326,10 @@ void nsk_proc_item__free(struct nsk_proc_item *it)
 		return;
 	free(it->maps);
 	free((char *)it->map.path);
-	if (it->map_fd >= 0)
+	if (it->map_fd >= 0) {
 		close(it->map_fd);
+		__atomic_sub_fetch(&held, 1, __ATOMIC_RELAXED);
+	}
 	free(it);
 }
 

@@ -346,13 +346,21 @@ uint64_t nsk_stacks__intern(struct nsk_stacks *st, uint32_t pid,
 			    uint64_t time, const uint64_t *kips, uint32_t nk,
 			    const uint64_t *uips, uint32_t nu, uint32_t flags)
 {
+	/* Fork and exec events first: they say whose addresses these are. */
+	st->as.sync(st->as.ctx);
+	return nsk_stacks__intern_synced(st, pid, time, kips, nk, uips, nu, flags);
+}
+
+uint64_t nsk_stacks__intern_synced(struct nsk_stacks *st, uint32_t pid,
+				   uint64_t time, const uint64_t *kips,
+				   uint32_t nk, const uint64_t *uips,
+				   uint32_t nu, uint32_t flags)
+{
 	uint64_t stack_buf[1 + 2 * NSK_MAX_STACK_DEPTH], *key = stack_buf, id;
 	struct nsk_record rec = { .type = NSK_REC_STACK };
 	uint32_t n = 0;
 	int err = 0;
 
-	/* Fork and exec events first: they say whose addresses these are. */
-	st->as.sync(st->as.ctx);
 	if (nk + nu > 2 * NSK_MAX_STACK_DEPTH) {
 		key = malloc((1 + nk + nu) * sizeof(*key));
 		if (!key)

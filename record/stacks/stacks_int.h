@@ -31,6 +31,13 @@ struct nsk_stacks {
 	uint64_t unresolved_frames, unmapped_frames;
 };
 
+/* nsk_stacks__intern without handling the process events first: for a
+ * caller that just did (ustack.c). */
+uint64_t nsk_stacks__intern_synced(struct nsk_stacks *st, uint32_t pid,
+				   uint64_t time, const uint64_t *kips,
+				   uint32_t nk, const uint64_t *uips,
+				   uint32_t nu, uint32_t flags);
+
 static inline int nsk_stacks__emit(struct nsk_stacks *st, const struct nsk_record *rec)
 {
 	return st->sink.emit(st->sink.ctx, rec);

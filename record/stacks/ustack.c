@@ -260,10 +260,11 @@ uint64_t nsk_stacks__intern_copied(struct nsk_stacks *st, uint32_t pid,
 	}
 	if (copy_needed)
 		*copy_needed = need;
-	return nsk_stacks__intern(st, pid, time, kips, nk, ips, n, flags);
+	return nsk_stacks__intern_synced(st, pid, time, kips, nk, ips, n, flags);
 fp:
 	if (copy_needed)
 		*copy_needed = need;
-	return nsk_stacks__intern(st, pid, time, kips, nk, uips,
-				  cut_impossible(&c, uips, 1, nu, &flags), flags);
+	return nsk_stacks__intern_synced(st, pid, time, kips, nk, uips,
+					 cut_impossible(&c, uips, 1, nu, &flags),
+					 flags);
 }

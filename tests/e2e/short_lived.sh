@@ -24,6 +24,8 @@ W=$WORKLOADS/short_lived
 check() {
 	out=$TMPD/$1.nsk prog=$2
 	dump "$out" "$TMPD/$1.dump"
+	grep -q '^meta proc.maps kernel' "$TMPD/$1.dump" ||
+		fail "$1: address spaces not from the kernel's mapping records: $(grep '^meta proc.maps' "$TMPD/$1.dump")"
 	lost=$(awk '$1 == "loss" && $2 ~ /^alloc\./ { n += $3 } END { print n + 0 }' "$TMPD/$1.dump")
 	"$NUSKU" report "$out" --comm "$prog" --by alloc-site --format csv >"$TMPD/$1.csv" 2>"$TMPD/err" ||
 		fail "$1: report --by alloc-site: $(cat "$TMPD/err")"
