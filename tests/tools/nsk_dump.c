@@ -139,7 +139,9 @@ int main(int argc, char **argv)
 			stacks = grow(stacks, &nstacks, rec.stack.id, sizeof(*stacks));
 			v[0] = rec.stack.frames.n;
 			v[1] = rec.stack.flags;
-			memcpy(v + 2, rec.stack.frames.v, rec.stack.frames.n * sizeof(*v));
+			if (rec.stack.frames.n) /* an empty stack has no array */
+				memcpy(v + 2, rec.stack.frames.v,
+				       rec.stack.frames.n * sizeof(*v));
 			stacks[rec.stack.id] = v;
 			break;
 		}
