@@ -381,32 +381,56 @@ static int on_brk(struct alloc_state *st, const struct nsk_ev_alloc *e,
 	return nsk_session__emit(st->s, r);
 }
 
-/* Under the sampler no uprobe tells when a thread is inside the
- * allocator, so an mmap or brk is the allocator's own (already counted in
- * the block it serves) when its caller, the return address at the user
- * stack pointer, is in libc or a known allocator library. */
-static int from_allocator(struct alloc_state *st, const struct nsk_ev_alloc *e)
+/* Whether the object at path is an allocator: libc and the loader (whose
+ * syscall wrappers every program calls too), or a library that is one,
+ * the sampler's own among them.  The sanitizer runtimes are allocators: a
+ * program built with -fsanitize=address gets its blocks from libasan,
+ * which maps its regions itself. */
+static int is_allocator(const char *path, int wrappers_too)
 {
+	static const char *const wrappers[] = { "libc.so", "libc-", "ld-linux" };
 	static const char *const allocators[] = {
-		"libc.so", "libc-", "ld-linux", "libjemalloc", "libtcmalloc", "libmimalloc",
-		NSK_SAMPLER_LIB,
+		"libjemalloc", "libtcmalloc", "libmimalloc", "libasan.so", "liblsan.so",
+		"libtsan.so", "libhwasan.so", NSK_SAMPLER_LIB,
 	};
-	const char *path, *base;
+	const char *base = strrchr(path, '/');
 
-	if (!st->sampler || !e->old_addr)
-		return 0;
-	path = nsk_session__module_of(st->s, e->pid, e->time, e->old_addr);
-	/* a break moved from code we cannot place: the loader's, as a
-	 * program starts (its maps not read yet), far more often than the
-	 * program's */
-	if (!*path && e->fn == NSK_ALLOC_BRK)
-		return 1;
-	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
+	for (size_t i = 0; wrappers_too && i < sizeof(wrappers) / sizeof(wrappers[0]); i++)
+		if (!strncmp(base, wrappers[i], strlen(wrappers[i])))
+			return 1;
 	for (size_t i = 0; i < sizeof(allocators) / sizeof(allocators[0]); i++)
 		if (!strncmp(base, allocators[i], strlen(allocators[i])))
 			return 1;
 	return 0;
+}
+
+/* Under the sampler no uprobe tells when a thread is inside the
+ * allocator, so an mmap or brk is the allocator's own (already counted in
+ * the block it serves) when its caller, the return address at the user
+ * stack pointer, is in an allocator, libc included; or when the syscall
+ * itself is made from an allocator other than libc (libasan makes its own:
+ * the word at its stack pointer is then no return address at all). */
+static int from_allocator(struct alloc_state *st, const struct nsk_ev_alloc *e)
+{
+	uint64_t ips[NSK_MAX_STACK_DEPTH];
+	const char *path;
+
+	if (!st->sampler)
+		return 0;
+	if (e->old_addr) {
+		path = nsk_session__module_of(st->s, e->pid, e->time, e->old_addr);
+		/* a break moved from code we cannot place: the loader's, as
+		 * a program starts (its maps not read yet), far more often
+		 * than the program's */
+		if (!*path && e->fn == NSK_ALLOC_BRK)
+			return 1;
+		if (is_allocator(path, 1))
+			return 1;
+	}
+	if (stack_ips(st, e->stack_id, ips) <= 0)
+		return 0;
+	return is_allocator(nsk_session__module_of(st->s, e->pid, e->time, ips[0]), 0);
 }
 
 static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e,
