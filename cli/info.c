@@ -396,17 +396,25 @@ static const char *codec_name(uint32_t c)
 
 /* ---- text ------------------------------------------------------------------ */
 
-/* The integer value of a META key; 0 when absent (*found says which). */
-static uint64_t meta_u64(const struct info *in, const char *key, int *found)
+/* The last value of a META key (NUL-terminated by dup_bytes); NULL when
+ * absent. */
+static const char *meta_value(const struct info *in, const char *key)
 {
 	size_t klen = strlen(key);
 
 	for (size_t i = in->nmeta; i-- > 0;)
-		if (in->meta[i].klen == klen && !memcmp(in->meta[i].key, key, klen)) {
-			*found = 1;
-			return strtoull(in->meta[i].value, NULL, 10);
-		}
-	return 0;
+		if (in->meta[i].klen == klen && !memcmp(in->meta[i].key, key, klen))
+			return in->meta[i].value;
+	return NULL;
+}
+
+/* The integer value of a META key; 0 when absent (*found says which). */
+static uint64_t meta_u64(const struct info *in, const char *key, int *found)
+{
+	const char *v = meta_value(in, key);
+
+	*found = v != NULL;
+	return v ? strtoull(v, NULL, 10) : 0;
 }
 
 /* What the recorder's own BPF programs ran for (docs/format.md, cost.*). */
@@ -416,10 +424,22 @@ static void print_cost(FILE *f, const struct info *in)
 	uint64_t ns = meta_u64(in, "cost.bpf_run_ns", &have_ns);
 	uint64_t runs = meta_u64(in, "cost.bpf_runs", &have_runs);
 
+	/* "ON TOTAL" (1.3): the statistics were on for ON of TOTAL ns */
+	const char *window = meta_value(in, "cost.window_ns");
+	char share[64] = "";
+
+	if (window) {
+		char *end;
+		uint64_t on = strtoull(window, &end, 10), total = strtoull(end, NULL, 10);
+
+		if (on && total > on)
+			snprintf(share, sizeof(share), "; estimated from %.1f%% of the time",
+				 100.0 * (double)on / (double)total);
+	}
 	if (have_ns && have_runs)
 		fprintf(f, "recording cost: %.3f ms of BPF program time over %" PRIu64
-			" runs (%" PRIu64 " ns/run)\n", (double)ns / 1e6, runs,
-			runs ? ns / runs : 0);
+			" runs (%" PRIu64 " ns/run%s)\n", (double)ns / 1e6, runs,
+			runs ? ns / runs : 0, share);
 }
 
 static void print_text(FILE *f, const struct info *in, const char *name)

@@ -37,7 +37,11 @@ struct range {
 
 struct nsk_own {
 	int stats_fd;	/* BPF_ENABLE_STATS; -1 when off */
-	int stats_err;
+	int stats_err;	/* why the first window could not open; 0 */
+	uint64_t born_ns;   /* nsk_own__new */
+	uint64_t opened_ns; /* the open window's start; 0 none open */
+	uint64_t on_ns;	    /* closed windows, summed */
+	uint64_t next_ns;   /* the next window's start */
 	uint32_t *ids;	/* program ids seen (a program has one image) */
 	size_t nids, ids_cap;
 	struct range *ranges; /* sorted by start */
@@ -46,19 +50,60 @@ struct nsk_own {
 	int scanning_others; /* learn(): programs of other processes */
 };
 
+static uint64_t now_ns(void);
+
+static void window_open(struct nsk_own *o, uint64_t now)
+{
+	o->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (o->stats_fd < 0) {
+		if (!o->on_ns)
+			o->stats_err = -errno; /* never on: no cost recorded */
+		o->stats_fd = -1;
+		return;
+	}
+	o->opened_ns = now;
+}
+
+static void window_close(struct nsk_own *o, uint64_t now)
+{
+	if (o->stats_fd < 0)
+		return;
+	close(o->stats_fd);
+	o->stats_fd = -1;
+	o->on_ns += now - o->opened_ns;
+	o->opened_ns = 0;
+}
+
 int nsk_own__new(struct nsk_own **out)
 {
 	struct nsk_own *o = calloc(1, sizeof(*o));
 
 	if (!o)
 		return -ENOMEM;
-	o->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	if (o->stats_fd < 0) {
-		o->stats_err = -errno;
-		o->stats_fd = -1;
-	}
+	o->stats_fd = -1;
 	*out = o;
 	return 0;
+}
+
+void nsk_own__tick(struct nsk_own *o, uint64_t now)
+{
+	if (!o)
+		return;
+	if (!o->born_ns) {
+		/* the first tick: the estimate covers the time from here */
+		o->born_ns = now;
+		window_open(o, now);
+		o->next_ns = now + NSK_OWN_PERIOD_NS;
+		return;
+	}
+	if (o->stats_err)
+		return;
+	if (o->stats_fd >= 0 && now - o->opened_ns >= NSK_OWN_WINDOW_NS)
+		window_close(o, now);
+	if (o->stats_fd < 0 && now >= o->next_ns) {
+		window_open(o, now);
+		o->next_ns = now + NSK_OWN_PERIOD_NS;
+	}
 }
 
 void nsk_own__free(struct nsk_own *o)
@@ -74,7 +119,7 @@ void nsk_own__free(struct nsk_own *o)
 
 int nsk_own__stats_error(const struct nsk_own *o)
 {
-	return o->stats_fd >= 0 ? 0 : o->stats_err;
+	return o->stats_err;
 }
 
 static int grow(void **p, size_t *cap, size_t n, size_t size)
@@ -317,6 +362,7 @@ int nsk_own__machinery(const char *name, int outermost)
 
 struct cost_ctx {
 	struct nsk_own_cost *c;
+	double scale; /* total / on */
 	void (*visit)(void *ctx, const char *name, uint64_t run_ns,
 		      uint64_t runs);
 	void *ctx;
@@ -329,6 +375,7 @@ static int add_cost(void *ctx, int fd)
 	struct cost_ctx *cc = ctx;
 	struct bpf_prog_info info = { 0 };
 	__u32 len = sizeof(info);
+	uint64_t run_ns, runs;
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return 0;
@@ -338,11 +385,13 @@ static int add_cost(void *ctx, int fd)
 	if (grow((void **)&cc->ids, &cc->cap, cc->nids, sizeof(*cc->ids)))
 		return -ENOMEM;
 	cc->ids[cc->nids++] = info.id;
-	cc->c->run_ns += info.run_time_ns;
-	cc->c->runs += info.run_cnt;
+	run_ns = (uint64_t)((double)info.run_time_ns * cc->scale + 0.5);
+	runs = (uint64_t)((double)info.run_cnt * cc->scale + 0.5);
+	cc->c->run_ns += run_ns;
+	cc->c->runs += runs;
 	cc->c->progs++;
 	if (cc->visit)
-		cc->visit(cc->ctx, info.name, info.run_time_ns, info.run_cnt);
+		cc->visit(cc->ctx, info.name, run_ns, runs);
 	return 0;
 }
 
@@ -351,10 +400,17 @@ int nsk_own__cost(struct nsk_own *o, struct nsk_own_cost *c,
 				uint64_t runs),
 		  void *ctx)
 {
-	struct cost_ctx cc = { c, visit, ctx, NULL, 0, 0 };
+	struct cost_ctx cc = { c, 1.0, visit, ctx, NULL, 0, 0 };
+	uint64_t now = now_ns();
 	int err;
 
 	memset(c, 0, sizeof(*c));
+	/* the open window ends here: what ran after is not counted */
+	window_close(o, now);
+	c->on_ns = o->on_ns;
+	c->total_ns = o->born_ns ? now - o->born_ns : 0;
+	if (c->on_ns)
+		cc.scale = (double)c->total_ns / (double)c->on_ns;
 	err = for_each_prog_fd(add_cost, &cc);
 	free(cc.ids);
 	return err;

@@ -517,6 +517,7 @@ static int event_loop(struct nsk_session *s)
 	}
 	if (s->opts.duration_s > 0)
 		end = s->start_ns + (uint64_t)(s->opts.duration_s * 1e9);
+	nsk_own__tick(s->own, nsk_session__now()); /* the first cost window */
 	while (!stop_signal && !s->err) {
 		uint64_t now = nsk_session__now();
 		int timeout = next_tick > now ? (int)((next_tick - now) / 1000000) + 1 : 0;
@@ -534,6 +535,7 @@ static int event_loop(struct nsk_session *s)
 			break;
 		now = nsk_session__now();
 		if (now >= next_tick) {
+			nsk_own__tick(s->own, now);
 			poll_signals(s, 0);
 			flush_losses(s, now);
 			if (!s->err)
@@ -559,8 +561,9 @@ static void prog_cost(void *ctx, const char *name, uint64_t run_ns,
 }
 
 /* What the recording cost: our programs' run time, from the kernel's
- * statistics (docs/format.md, meta keys cost.*).  Read once the probes
- * are quiet, before END, so a reader of a whole file finds it. */
+ * statistics (docs/format.md, meta keys cost.*), estimated from the
+ * windows they were on in (record/own.h).  Read once the probes are
+ * quiet, before END, so a reader of a whole file finds it. */
 static void write_cost(struct nsk_session *s)
 {
 	struct nsk_own_cost c;
@@ -579,6 +582,8 @@ static void write_cost(struct nsk_session *s)
 	meta(s, "cost.bpf_runs", value);
 	snprintf(value, sizeof(value), "%" PRIu32, c.progs);
 	meta(s, "cost.bpf_progs", value);
+	snprintf(value, sizeof(value), "%" PRIu64 " %" PRIu64, c.on_ns, c.total_ns);
+	meta(s, "cost.window_ns", value);
 }
 
 /* Samples still in flight when the target ended are in the ring buffers:

@@ -42,12 +42,19 @@ int nsk_report__own(struct nsk_report *rep, struct nsk_own_summary *o)
 			      "WHERE key = 'cost.bpf_run_ns'");
 	o->runs = query_int(rep, "SELECT CAST(value AS INTEGER) FROM meta "
 			    "WHERE key = 'cost.bpf_runs'");
+	/* "ON TOTAL" (1.3): the statistics were on ON of TOTAL ns */
+	o->window_on_ns = query_int(rep, "SELECT CAST(value AS INTEGER) FROM meta "
+				    "WHERE key = 'cost.window_ns'");
+	o->window_total_ns = query_int(rep, "SELECT CAST(substr(value, instr(value, ' ') + 1) "
+				       "AS INTEGER) FROM meta WHERE key = 'cost.window_ns' "
+				       "AND instr(value, ' ') > 0");
 	return 0;
 }
 
 int nsk_report__own_text(struct nsk_report *rep, char lines[][256], int max)
 {
 	struct nsk_own_summary o;
+	char share[64] = "";
 	int n = 0;
 
 	nsk_report__own(rep, &o);
@@ -62,12 +69,15 @@ int nsk_report__own_text(struct nsk_report *rep, char lines[][256], int max)
 			snprintf(lines[n++], 256,
 				 "nusku's own probes: not marked in format 1.0 files");
 	}
+	if (o.window_on_ns > 0 && o.window_total_ns > o.window_on_ns)
+		snprintf(share, sizeof(share), "; estimated from %.1f%% of the time",
+			 100.0 * (double)o.window_on_ns / (double)o.window_total_ns);
 	if (o.run_ns >= 0 && o.runs >= 0 && n < max)
 		snprintf(lines[n++], 256,
 			 "recording cost: %.3f ms of BPF program time over %" PRId64
-			 " runs (%" PRId64 " ns/run)",
+			 " runs (%" PRId64 " ns/run%s)",
 			 (double)o.run_ns / 1e6, o.runs,
-			 o.runs ? o.run_ns / o.runs : 0);
+			 o.runs ? o.run_ns / o.runs : 0, share);
 	else if (o.marked && n < max)
 		snprintf(lines[n++], 256, "recording cost: not recorded%s",
 			 query_int(rep, "SELECT count(*) FROM meta WHERE key = "

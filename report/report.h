@@ -82,6 +82,8 @@ struct nsk_own_summary {
 	int marked;	     /* the file can mark them (format 1.1 on) */
 	int64_t run_ns;	     /* run time of Nusku's BPF programs; -1 unknown */
 	int64_t runs;	     /* their runs; -1 unknown */
+	int64_t window_on_ns, window_total_ns; /* measured in ON of TOTAL ns
+						* (both estimates); -1 unknown */
 };
 int nsk_report__own(struct nsk_report *rep, struct nsk_own_summary *o);
 /* The header lines about it (without '#'), into lines[]; returns how many. */

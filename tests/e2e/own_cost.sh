@@ -41,7 +41,7 @@ awk -v p="$pct" 'BEGIN { exit !(p > 0 && p <= 100) }' || fail "share line: $line
 echo "ok: $line"
 line=$(grep '^# recording cost: ' "$TMPD/text") || fail "no cost line: $(head -14 "$TMPD/text")"
 echo "$line" | awk '{ if (!($4 > 0 && $10 > 0)) exit 1 }' &&
-	echo "$line" | grep -q ' ms of BPF program time over [0-9]* runs ([0-9]* ns/run)$' ||
+	echo "$line" | grep -Eq ' ms of BPF program time over [0-9]+ runs \([0-9]+ ns/run(; estimated from [0-9.]+% of the time)?\)$' ||
 	fail "cost line: $line"
 echo "ok: $line"
 "$NUSKU" info "$out" | grep -q '^recording cost: [0-9.]* ms of BPF program time over [1-9][0-9]* runs' ||

@@ -450,6 +450,10 @@ int synth__own(struct nsk_writer *w)
 	r.meta.key = B("cost.bpf_runs");
 	r.meta.value = B("1000");
 	err = err ?: nsk_writer__append(w, &r);
+	/* measured in 100 ms of 2 s: the figures above are estimates */
+	r.meta.key = B("cost.window_ns");
+	r.meta.value = B("100000000 2000000000");
+	err = err ?: nsk_writer__append(w, &r);
 	memset(&r, 0, sizeof(r));
 	r.type = NSK_REC_END;
 	r.end.time = SYNTH_T0 + i * SYNTH_STEP;

@@ -475,11 +475,14 @@ START_TEST(own_header)
 				     "samples (3 of 10, shown as [nusku])\n"));
 	ck_assert_ptr_nonnull(strstr(out, "# recording cost: 5.000 ms of BPF "
 				     "program time over 1000 runs (5000 "
-				     "ns/run)\n"));
+				     "ns/run; estimated from 5.0% of the "
+				     "time)\n"));
 	ck_assert_int_eq(nsk_report__own(&rep, &o), 0);
 	ck_assert_int_eq(o.own_samples, 3);
 	ck_assert_int_eq(o.run_ns, 5000000);
 	ck_assert_int_eq(o.runs, 1000);
+	ck_assert_int_eq(o.window_on_ns, 100000000);
+	ck_assert_int_eq(o.window_total_ns, 2000000000);
 }
 END_TEST
 
