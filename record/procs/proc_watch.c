@@ -247,7 +247,7 @@ static void *run(void *arg)
 	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
 		struct epoll_event ev;
 		uint64_t now = nsk_session__now(), next = now + 50000000ull;
-		int timeout;
+		int timeout, n;
 
 		pthread_mutex_lock(&w->lock);
 		for (int i = 0; i < w->ndue; i++)
@@ -255,11 +255,17 @@ static void *run(void *arg)
 				next = w->due[i].at;
 		pthread_mutex_unlock(&w->lock);
 		timeout = next > now ? (int)((next - now) / 1000000) + 1 : 0;
-		epoll_wait(ep, &ev, 1, timeout);
+		n = epoll_wait(ep, &ev, 1, timeout);
 		pthread_mutex_lock(&w->lock);
 		drain(w);
 		resnap(w, nsk_session__now());
 		pthread_mutex_unlock(&w->lock);
+		/* A perf event whose task exited (the launched child, a
+		 * thread of an attached process) stays readable as a hangup
+		 * for ever: drained above, it is taken out of the set, or
+		 * this thread would spin until the end of the recording. */
+		if (n == 1 && (ev.events & (EPOLLHUP | EPOLLERR)) && ev.data.fd >= 0)
+			epoll_ctl(ep, EPOLL_CTL_DEL, ev.data.fd, NULL);
 	}
 	return NULL;
 }
@@ -286,10 +292,14 @@ int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
 		nsk_proc_watch__free(w);
 		return err;
 	}
+	/* data.fd names the fd (-1: the ring buffer, never taken out) */
+	ev.data.fd = -1;
 	epoll_ctl(w->ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(w->rb), &ev);
 	nfds = mev ? nsk_mmap_events__fds(mev, &fds) : 0;
-	for (size_t i = 0; i < nfds; i++)
+	for (size_t i = 0; i < nfds; i++) {
+		ev.data.fd = fds[i];
 		epoll_ctl(w->ep, EPOLL_CTL_ADD, fds[i], &ev);
+	}
 	err = -pthread_create(&w->thread, NULL, run, w);
 	if (err) {
 		nsk_proc_watch__free(w);
