@@ -25,6 +25,7 @@
 #include "record/stacks/debuginfo.h"
 #include "record/stacks/debuginfod.h"
 #include "record/stacks/fde_ranges.h"
+#include "record/stacks/symtab.h"
 #include "record/stacks/demangle_rust.h"
 #include "record/stacks/gosym.h"
 #include "record/stacks/intern.h"
@@ -57,6 +58,8 @@ struct nsk_module {
 	int has_symtab;		 /* in the file itself */
 	struct nsk_fde_ranges *fde; /* loaded on first need */
 	int fde_tried;
+	struct nsk_symtab *symtab; /* sorted symbols, on first need */
+	int symtab_tried;
 };
 
 struct nsk_symbols {
@@ -119,6 +122,7 @@ static void module_free(struct nsk_module *m)
 	scratch_clear(m);
 	nsk_gosym__free(m->go);
 	nsk_fde_ranges__free(m->fde); /* before its Elf ends with the Dwfl */
+	nsk_symtab__free(m->symtab);
 	if (m->fd >= 0)
 		close(m->fd);
 	if (m->dwfl)
@@ -355,8 +359,7 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 	Dwarf_Files *files = NULL;
 	Dwarf_Die *cu, *scopes = NULL;
 	size_t nfiles = 0;
-	GElf_Off off;
-	GElf_Sym sym;
+	uint64_t off = 0, size = 0;
 	Dwfl_Line *l;
 	int n = 0, line = 0, ns;
 
@@ -365,8 +368,13 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 		max = NSK_SYMLOC_MAX;
 	if (!m->dwmod || max < 2)
 		return 0;
-	symname = dwfl_module_addrinfo(m->dwmod, addr, &off, &sym, NULL, NULL,
-				       NULL);
+	/* dwfl_module_addrinfo reads every symbol on every call: the table
+	 * is sorted once instead (symtab.h) */
+	if (!m->symtab_tried) {
+		m->symtab_tried = 1;
+		m->symtab = nsk_symtab__new(m->dwmod);
+	}
+	symname = nsk_symtab__find(m->symtab, addr, &off, &size);
 	l = dwfl_module_getsrc(m->dwmod, addr);
 	if (l)
 		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
@@ -403,10 +411,10 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 	 * where the address really is.  No symbol at all (stripped code):
 	 * the range is the function.  A Go binary's own table (.gopclntab)
 	 * comes first: it is exact, and Go's code has no FDEs. */
-	if (n == 0 && (!symname || !sym.st_size) && m->go &&
+	if (n == 0 && (!symname || !size) && m->go &&
 	    !nsk_gosym__find(m->go, vaddr, &symname, NULL)) {
 		nsk_gosym__line(m->go, vaddr, &file, &line);
-	} else if (n == 0 && (!symname || !sym.st_size)) {
+	} else if (n == 0 && (!symname || !size)) {
 		uint64_t start;
 		const char *r = fde_name(m, vaddr, NSK_SYMLOC_MAX - 2, &start);
 
