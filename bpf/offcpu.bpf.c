@@ -46,6 +46,11 @@ const volatile __u64 wake_bytes = 1 << 20; /* wake the consumer past this */
 
 #define TASK_DEAD_BIT 0x80
 
+/* Kept intervals waiting for their user stack (held), all threads: while
+ * none is, sys_exit returns before its hash lookup.  Every syscall of every
+ * process passes there; a held interval is rare. */
+__u64 held_now = 0;
+
 /* What is known about a thread between its switch-out and switch-in, and
  * then (held = 1) about a kept interval until its user stack is walked. */
 struct nsk_offcpu_pending {
@@ -246,7 +251,10 @@ static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
 	__u64 size, rbflags = BPF_RB_NO_WAKEUP;
 	long n;
 
-	p->held = 0;
+	if (p->held) {
+		p->held = 0;
+		__sync_fetch_and_add(&held_now, -1);
+	}
 	ev = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 	if (!ev)
 		return;
@@ -444,10 +452,12 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next,
 		else
 			p->nkernel = (__u64)n / 8;
 	}
-	if (p->flags & NSK_OFFCPU_F_HAVE_USTACK)
+	if (p->flags & NSK_OFFCPU_F_HAVE_USTACK) {
 		emit(ctx, p, tid, 0);
-	else
+	} else if (!p->held) {
 		p->held = 1;
+		__sync_fetch_and_add(&held_now, 1);
+	}
 }
 
 SEC("tp_btf/sched_switch")
@@ -477,13 +487,17 @@ int BPF_PROG(nsk_offcpu_switch, bool preempt, struct task_struct *prev,
 }
 
 /* Back from the syscall it blocked in: walk its user stack for the kept
- * interval it holds.  One hash lookup for every other syscall. */
+ * interval it holds.  For every other syscall one global read, and a hash
+ * lookup only while some thread holds one. */
 SEC("raw_tp/sys_exit")
 int nsk_offcpu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid;
 	struct nsk_offcpu_pending *p;
 
+	if (!held_now)
+		return 0;
+	tid = (__u32)bpf_get_current_pid_tgid();
 	p = bpf_map_lookup_elem(&offcpu_pending, &tid);
 	if (p && p->held)
 		emit(ctx, p, tid, 1);
