@@ -61,10 +61,11 @@ char LICENSE[] SEC("license") = "GPL";
 #define PROT_WRITE_ 0x2
 #define EEXIST_ 17 /* bpf_get_stackid: the stack's bucket holds another */
 
-#define RING_BYTES (16 << 20)
+#define RING_BYTES (16 << 20) /* the largest; user space may set less */
 
 const volatile __u64 sample_bytes = 0;	/* 0: record every allocation */
 const volatile __u64 wake_bytes = 1 << 20; /* wake the consumer past this */
+const volatile __u64 ring_bytes = RING_BYTES; /* alloc_events' size */
 /* bytes of user stack to copy for DWARF unwinding; 0: frame pointers only */
 const volatile __u32 ustack_bytes = 0;
 
@@ -349,7 +350,7 @@ static __always_inline int emit_copied(__u32 tgid, __u64 addr, __u64 size,
 		want = ustack_bytes;
 	/* Copies are the first thing to give up when the consumer falls
 	 * behind: the allocation records themselves must not be lost. */
-	if (bpf_ringbuf_query(&alloc_events, BPF_RB_AVAIL_DATA) > RING_BYTES / 8 * 7)
+	if (bpf_ringbuf_query(&alloc_events, BPF_RB_AVAIL_DATA) > ring_bytes / 8 * 7)
 		goto lost;
 	c = bpf_map_lookup_elem(&copy_scratch, &zero);
 	if (!c)

@@ -765,6 +765,12 @@ static int alloc_start(struct nsk_session *s, void **state)
 		goto cleanup;
 	}
 	st->skel->rodata->sample_bytes = o->alloc_sample_bytes;
+	/* sampled (every 512 KiB by default), allocations are a few per
+	 * millisecond even at GB/s; every allocation needs room for bursts
+	 * of a million a second */
+	bpf_map__set_max_entries(st->skel->maps.alloc_events,
+				 o->alloc_sample_bytes >= (64u << 10) ? 2u << 20 : 16u << 20);
+	st->skel->rodata->ring_bytes = bpf_map__max_entries(st->skel->maps.alloc_events);
 	st->skel->rodata->wake_bytes = bpf_map__max_entries(st->skel->maps.alloc_events) / 4;
 	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets, nsk_session__targets_fd(s));

@@ -215,6 +215,11 @@ static int offcpu_start(struct nsk_session *s, void **state)
 	st->skel->rodata->kernel_stacks = o->kernel_stacks ? 1 : 0;
 	/* --call-graph fp: no stack copies (the walk alone) */
 	st->skel->rodata->copy_stacks = nsk_session__ustack_bytes(s) ? 1 : 0;
+	/* kept intervals (10 us or more by default) with their stacks, up to
+	 * 6 KiB each: 2 MiB a CPU, 4 MiB at least */
+	bpf_map__set_max_entries(st->skel->maps.offcpu_events,
+				 nsk_session__ring_bytes((uint64_t)(st->ncpu > 2 ? st->ncpu : 2)
+							 << 21));
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
 				nsk_session__targets_fd(s));
 	if (!err)

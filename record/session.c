@@ -112,6 +112,15 @@ uint32_t nsk_session__launched(const struct nsk_session *s)
 	return s->launched && s->root > 0 ? (uint32_t)s->root : 0;
 }
 
+uint32_t nsk_session__ring_bytes(uint64_t want)
+{
+	uint32_t n = 256u << 10;
+
+	while (n < want && n < (256u << 20))
+		n <<= 1;
+	return n;
+}
+
 int nsk_session__add_ringbuf(struct nsk_session *s, int map_fd,
 			     ring_buffer_sample_fn fn, void *ctx)
 {

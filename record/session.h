@@ -71,6 +71,12 @@ uint32_t nsk_session__launched(const struct nsk_session *s);
 /* The fd of the shared target map, for bpf_map__reuse_fd() before load. */
 int nsk_session__targets_fd(const struct nsk_session *s);
 
+/* A signal's ring buffer size for want bytes (what the kernel may write
+ * while the consumer is away, with room to spare): a power of two, 256
+ * KiB to 256 MiB.  Ring buffers are kernel memory, locked, and mapped
+ * twice into the recorder: sized by need, not by the largest burst. */
+uint32_t nsk_session__ring_bytes(uint64_t want);
+
 /* Consume a BPF ring buffer from the session's event loop. */
 int nsk_session__add_ringbuf(struct nsk_session *s, int map_fd,
 			     ring_buffer_sample_fn fn, void *ctx);
