@@ -7,11 +7,15 @@
 #include "record/stacks/unwind.h"
 #include "record/stacks/unwind_rules.h"
 
-/* Rules kept per address space; past 3/4 of this the table starts over. */
+/* Rules kept per address space: the table starts small (a process that
+ * lives a millisecond needs a few) and doubles at 3/4 full up to the
+ * most; past 3/4 of that it starts over. */
+#define NSK_RULES_FIRST (1u << 8)
 #define NSK_RULES_SLOTS (1u << 16)
 
 struct nsk_unwind_rules {
 	struct nsk_unwind_rule *slots;
+	uint32_t n; /* slots, a power of two */
 	uint32_t used;
 };
 
@@ -19,14 +23,44 @@ int nsk_unwind_rules__new(struct nsk_unwind_rules **out)
 {
 	struct nsk_unwind_rules *r = calloc(1, sizeof(*r));
 
-	if (r)
-		r->slots = calloc(NSK_RULES_SLOTS, sizeof(*r->slots));
+	if (r) {
+		r->n = NSK_RULES_FIRST;
+		r->slots = calloc(r->n, sizeof(*r->slots));
+	}
 	if (!r || !r->slots) {
 		free(r);
 		*out = NULL;
 		return -ENOMEM;
 	}
 	*out = r;
+	return 0;
+}
+
+static uint32_t slot_of(uint64_t pc, uint32_t n)
+{
+	return (uint32_t)((pc * 0x9e3779b97f4a7c15ULL) >> 32) & (n - 1);
+}
+
+/* Twice the slots, every rule kept; -ENOMEM leaves the table as it was. */
+static int grow(struct nsk_unwind_rules *r)
+{
+	uint32_t n = r->n * 2;
+	struct nsk_unwind_rule *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < r->n; i++) {
+		uint32_t j;
+
+		if (r->slots[i].kind == NSK_RULE_EMPTY)
+			continue;
+		for (j = slot_of(r->slots[i].pc, n); s[j].kind != NSK_RULE_EMPTY; j = (j + 1) & (n - 1))
+			;
+		s[j] = r->slots[i];
+	}
+	free(r->slots);
+	r->slots = s;
+	r->n = n;
 	return 0;
 }
 
@@ -121,16 +155,18 @@ out:
 const struct nsk_unwind_rule *nsk_unwind_rules__at(struct nsk_unwind_rules *r,
 						   Dwfl *dwfl, uint64_t pc)
 {
-	uint32_t i = (uint32_t)((pc * 0x9e3779b97f4a7c15ULL) >> 48) & (NSK_RULES_SLOTS - 1);
+	uint32_t i = slot_of(pc, r->n);
 
 	while (r->slots[i].kind != NSK_RULE_EMPTY) {
 		if (r->slots[i].pc == pc)
 			return &r->slots[i];
-		i = (i + 1) & (NSK_RULES_SLOTS - 1);
+		i = (i + 1) & (r->n - 1);
 	}
-	if (r->used >= NSK_RULES_SLOTS / 4 * 3) {
-		memset(r->slots, 0, NSK_RULES_SLOTS * sizeof(*r->slots));
-		r->used = 0;
+	if (r->used >= r->n / 4 * 3) {
+		if (r->n >= NSK_RULES_SLOTS || grow(r)) {
+			memset(r->slots, 0, r->n * sizeof(*r->slots));
+			r->used = 0;
+		}
 		return nsk_unwind_rules__at(r, dwfl, pc);
 	}
 	r->slots[i].pc = pc;

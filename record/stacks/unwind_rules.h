@@ -49,7 +49,8 @@ struct nsk_unwind_rule {
 };
 
 /* The rule at pc (as looked up: a return address minus 1), learned from
- * dwfl's modules on first use; never NULL. */
+ * dwfl's modules on first use; never NULL.  Valid until the next call (the
+ * table may grow or start over). */
 const struct nsk_unwind_rule *nsk_unwind_rules__at(struct nsk_unwind_rules *r,
 						   Dwfl *dwfl, uint64_t pc);
 
