@@ -221,6 +221,19 @@ static int damaged(struct nsk_report *rep, const char *file)
 	return 0;
 }
 
+/* The large event tables the view does not read, not loaded for it (all
+ * are for --sql and --db, which may read anything). */
+static uint64_t view_skips(const struct nsk_view *v)
+{
+	uint64_t skip = 0;
+
+	if (!(v->reads & NSK_VIEW_READS_ALLOC))
+		skip |= (1ull << NSK_REC_ALLOC) | (1ull << NSK_REC_FREE);
+	if (!(v->reads & NSK_VIEW_READS_OFFCPU))
+		skip |= 1ull << NSK_REC_OFFCPU;
+	return skip;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct args a = { 0 };
@@ -279,7 +292,8 @@ int cmd_report(int argc, char **argv)
 	rep.db = db;
 	rep.opts = &a.o;
 	status = 1;
-	if (nsk_load__file(db, a.file, rep.err, sizeof(rep.err))) {
+	if (nsk_load__file_skip(db, a.file, a.o.sql || a.o.db ? 0 : view_skips(view),
+				rep.err, sizeof(rep.err))) {
 		fprintf(stderr, "nusku report: %s\n", rep.err);
 		goto cleanup;
 	}

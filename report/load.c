@@ -203,6 +203,25 @@ int64_t nsk_load__comm(struct nsk_load *ld, uint32_t pid, uint32_t tid)
 	return 0;
 }
 
+/* A record of a type not loaded: counted, and its times kept for the span. */
+static int skip_record(struct nsk_load *ld, const struct nsk_record *rec)
+{
+	ld->skipped[rec->type]++;
+	switch (rec->type) {
+	case NSK_REC_ALLOC:
+		nsk_load__time(ld, rec->alloc.time);
+		break;
+	case NSK_REC_FREE:
+		nsk_load__time(ld, rec->free.time);
+		break;
+	case NSK_REC_OFFCPU:
+		nsk_load__time(ld, rec->offcpu.time);
+		nsk_load__time(ld, rec->offcpu.time + rec->offcpu.duration);
+		break;
+	}
+	return 0;
+}
+
 int nsk_load__record(struct nsk_load *ld, const struct nsk_record *rec)
 {
 	ld->n.records++;
@@ -210,6 +229,8 @@ int nsk_load__record(struct nsk_load *ld, const struct nsk_record *rec)
 		ld->n.ignored++;
 		return 0;
 	}
+	if (ld->skip & (1ull << rec->type))
+		return skip_record(ld, rec);
 	return nsk_load__table[rec->type](ld, rec);
 }
 
@@ -272,6 +293,12 @@ int nsk_load__finish(struct nsk_load *ld, const char *file,
 
 	err = err ?: nsk_load_alloc__flush(ld);
 	err = err ?: put_text(ld, "file", file ? file : "");
+	if (ld->skip & (1ull << NSK_REC_ALLOC))
+		err = err ?: put_int(ld, "not_loaded.alloc", (int64_t)ld->skipped[NSK_REC_ALLOC]);
+	if (ld->skip & (1ull << NSK_REC_FREE))
+		err = err ?: put_int(ld, "not_loaded.free", (int64_t)ld->skipped[NSK_REC_FREE]);
+	if (ld->skip & (1ull << NSK_REC_OFFCPU))
+		err = err ?: put_int(ld, "not_loaded.offcpu", (int64_t)ld->skipped[NSK_REC_OFFCPU]);
 	if (info) {
 		err = err ?: put_int(ld, "format_major", info->major);
 		err = err ?: put_int(ld, "format_minor", info->minor);

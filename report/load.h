@@ -80,6 +80,8 @@ struct nsk_load {
 	struct nsk_load_counts n;
 	struct nsk_load_alloc *alloc; /* live blocks (load_alloc.c) */
 	int kernel_syscall_names;  /* the recording names syscalls itself */
+	uint64_t skip;		   /* record types not loaded: 1 << type */
+	uint64_t skipped[NSK_REC_TYPE_MAX]; /* records of them, by type */
 	char err[256];
 };
 
@@ -94,6 +96,15 @@ int nsk_load__stream(struct nsk_load *ld, struct nsk_reader *r);
  * load.  0 or a negative errno with a one-line message in msg (missing
  * file, not a .nsk file, newer format). */
 int nsk_load__file(sqlite3 *db, const char *file, char *msg, size_t len);
+/* The same, leaving out the events of the record types in skip (1 << type;
+ * only event types: NSK_LOAD_SKIPPABLE), which a view does not read: they
+ * are counted (recording key not_loaded.TABLE) and their times still set
+ * the span.  An allocation-heavy recording holds millions that a CPU view
+ * would load for nothing. */
+#define NSK_LOAD_SKIPPABLE ((1ull << NSK_REC_ALLOC) | (1ull << NSK_REC_FREE) | \
+			    (1ull << NSK_REC_OFFCPU))
+int nsk_load__file_skip(sqlite3 *db, const char *file, uint64_t skip, char *msg,
+			size_t len);
 /* A problem to show in every report (the reader's on_problem). */
 void nsk_load__problem(struct nsk_load *ld, const char *msg);
 /* Commits what was loaded so far and begins again (live loads a turn at a

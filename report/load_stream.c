@@ -48,6 +48,12 @@ static void on_problem(void *ctx, const char *msg)
 
 int nsk_load__file(sqlite3 *db, const char *file, char *msg, size_t len)
 {
+	return nsk_load__file_skip(db, file, 0, msg, len);
+}
+
+int nsk_load__file_skip(sqlite3 *db, const char *file, uint64_t skip, char *msg,
+			size_t len)
+{
 	struct nsk_reader_opts ropts = { .on_problem = on_problem };
 	struct problems probs = { 0 };
 	struct nsk_reader *r = NULL;
@@ -73,6 +79,7 @@ int nsk_load__file(sqlite3 *db, const char *file, char *msg, size_t len)
 		snprintf(msg, len, "database: %s", sqlite3_errmsg(db));
 		return err;
 	}
+	ld->skip = skip & NSK_LOAD_SKIPPABLE;
 	probs.ld = ld;
 	ropts.ctx = &probs;
 	err = nsk_reader__new(io, &ropts, &r); /* frees io on failure */

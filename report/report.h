@@ -55,7 +55,11 @@ struct nsk_view {
 	const char *weights;
 	const char *unit;
 	int per_thread; /* knows --per-thread */
+	unsigned reads; /* NSK_VIEW_READS_*: the large event tables it needs
+			 * (the others are not loaded for it) */
 };
+#define NSK_VIEW_READS_ALLOC 1u	 /* alloc and free */
+#define NSK_VIEW_READS_OFFCPU 2u /* offcpu */
 
 /* The view table (views.c), ended by a NULL name. */
 extern const struct nsk_view *const nsk_views[];

@@ -174,6 +174,15 @@ static int64_t count_rows(struct nsk_report *rep, const char *table,
 	return v;
 }
 
+/* Events of table the loader left out for this view (0: loaded). */
+static int64_t not_loaded(struct nsk_report *rep, const char *table)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "not_loaded.%s", table);
+	return nsk_report__info(rep, key);
+}
+
 /* Times are u64 nanoseconds kept in SQLite's int64: subtract them as
  * unsigned, so that a time past 2^63 (a hostile file) cannot overflow. */
 static double span_seconds(struct nsk_report *rep)
@@ -231,7 +240,13 @@ static void summary_text(struct nsk_report *rep, FILE *f)
 	for (unsigned i = 0; i < nsk_schema__nevents; i++) {
 		int64_t all = count_rows(rep, nsk_schema__events[i].table, 0);
 		int64_t sel = count_rows(rep, nsk_schema__events[i].table, 1);
+		int64_t skipped = not_loaded(rep, nsk_schema__events[i].table);
 
+		if (skipped) {
+			fprintf(f, "# %s: %" PRId64 " (not loaded for this view)\n",
+				nsk_schema__events[i].what, skipped);
+			continue;
+		}
 		if (!all)
 			continue;
 		fprintf(f, "# %s: %" PRId64, nsk_schema__events[i].what, all);
@@ -329,9 +344,14 @@ static void summary_json(struct nsk_report *rep, const char *view, FILE *f)
 	for (unsigned i = 0; i < nsk_schema__nevents; i++) {
 		const char *t = nsk_schema__events[i].table;
 
+		int64_t skipped = not_loaded(rep, t);
+
 		fprintf(f, "%s\"%s\": {\"total\": %" PRId64 ", \"selected\": %"
-			PRId64 "}", i ? ", " : "", t, count_rows(rep, t, 0),
-			count_rows(rep, t, 1));
+			PRId64, i ? ", " : "", t, skipped ? skipped : count_rows(rep, t, 0),
+			skipped ? 0 : count_rows(rep, t, 1));
+		if (skipped)
+			fputs(", \"loaded\": false", f);
+		fputc('}', f);
 	}
 	nlost = lost_by_source(rep, lost, 64, &lost_total);
 	fputs("},\n \"lost\": {", f);

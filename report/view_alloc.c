@@ -354,6 +354,7 @@ const struct nsk_view nsk_view_alloc_site = {
 	.run = run_alloc_site,
 	.weights = ALLOC_WEIGHTS,
 	.unit = "bytes",
+	.reads = NSK_VIEW_READS_ALLOC,
 };
 
 const struct nsk_view nsk_view_alloc_leaks = {
@@ -363,6 +364,7 @@ const struct nsk_view nsk_view_alloc_leaks = {
 	.run = run_leaks,
 	.weights = LIVE_WEIGHTS,
 	.unit = "bytes",
+	.reads = NSK_VIEW_READS_ALLOC,
 };
 
 const struct nsk_view nsk_view_alloc_memory_time = {
@@ -372,4 +374,5 @@ const struct nsk_view nsk_view_alloc_memory_time = {
 	.run = run_memory_time,
 	.weights = LIVE_WEIGHTS,
 	.unit = "bytes",
+	.reads = NSK_VIEW_READS_ALLOC,
 };

@@ -254,4 +254,5 @@ const struct nsk_view nsk_view_blocking = {
 	.weights = OFFCPU_WEIGHTS,
 	.unit = "us",
 	.per_thread = 1,
+	.reads = NSK_VIEW_READS_OFFCPU,
 };

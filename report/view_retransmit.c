@@ -203,4 +203,5 @@ const struct nsk_view nsk_view_net_retransmit = {
 	.run = run_retransmit,
 	.weights = NULL,
 	.unit = "retransmits",
+	.reads = NSK_VIEW_READS_OFFCPU,
 };
