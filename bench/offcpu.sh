@@ -6,6 +6,9 @@
 # trips (tracer start and stop are not counted), best of RUNS:
 #
 #   bare                      no tracer
+#   floor                     bench/ss_count: tp_btf sched_switch and
+#                             sched_waking that only count
+#   floor+time                bench/ss_count -t: and time each interval
 #   nusku -e offcpu           default --min-block (10 us): most blocks are
 #                             shorter and are dropped in the kernel
 #   nusku -e offcpu 1us       --min-block 1us: nearly every block recorded
@@ -23,6 +26,7 @@ set -eu
 B=${1:-.}
 NUSKU=$B/nusku
 W=$B/tests/workloads/blocking
+FLOOR=$B/bench/ss_count
 ROUNDS=${ROUNDS:-100000}
 RUNS=${RUNS:-3}
 BCC_DELAY=${BCC_DELAY:-10}
@@ -79,6 +83,15 @@ echo
 echo "| tool                       |    cpu ms | slowdown | cost/block |     output | recorded |"
 echo "|----------------------------|-----------|----------|------------|------------|----------|"
 row "bare" "$bare" 0 "-"
+# the floors: tp_btf sched_switch + sched_waking that only count (and with
+# -t time each thread's intervals), the least an off-CPU tracer can cost
+if [ -x "$FLOOR" ]; then
+	t=$(best_of floor "$T/none" "$FLOOR" -- $PIN "$W" --pingpong "$ROUNDS") &&
+		row "floor: count" "$t" 0 "switches and wakeups counted"
+	t=$(best_of floor_t "$T/none" "$FLOOR" -t -- $PIN "$W" --pingpong "$ROUNDS") &&
+		row "floor+time: + interval" "$t" 0 "+ time off CPU per thread" &&
+		floor_t=$t
+fi
 
 for mb in 10us 1us; do
 	f=$T/run.nsk
