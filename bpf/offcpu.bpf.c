@@ -86,12 +86,14 @@ struct nsk_offcpu_pending {
 /* pending.flags only, never in a record */
 #define NSK_OFFCPU_F_HAVE_USTACK 0x100u
 
+/* Per thread, in task storage: made at a target thread's first switch-out
+ * (~5 KiB), freed by the kernel with the task.  Found from the task itself,
+ * with no hash: a switch-in or wakeup of any other thread on the machine
+ * finds no storage at once. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	/* ~5 KiB a thread: allocated as threads are seen, not up front */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 4096);
-	__type(key, __u32);	   /* tid */
+	__type(key, int);
 	__type(value, struct nsk_offcpu_pending);
 } offcpu_pending SEC(".maps");
 
@@ -113,9 +115,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } offcpu_drops SEC(".maps");
-
-/* Source of zeroes for a new pending entry (too big for the BPF stack). */
-static const struct nsk_offcpu_pending zero_pending;
 
 static __always_inline void count_drop(__u32 idx)
 {
@@ -386,15 +385,12 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	__u32 tid = prev->pid;
 	long n;
 
-	p = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	p = bpf_task_storage_get(&offcpu_pending, prev, 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!p) {
-		bpf_map_update_elem(&offcpu_pending, &tid, &zero_pending,
-				    BPF_NOEXIST);
-		p = bpf_map_lookup_elem(&offcpu_pending, &tid);
-		if (!p) {
-			count_drop(NSK_OFFCPU_DROP_TIDS);
-			return;
-		}
+		/* no memory, or the storage busy on this CPU (nested) */
+		count_drop(NSK_OFFCPU_DROP_TIDS);
+		return;
 	}
 	/* The switch-in of the last interval was not seen (the program did
 	 * not run for it): that interval is lost; say so. */
@@ -434,7 +430,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next,
 	__u32 tid = next->pid;
 	long n;
 
-	p = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	p = bpf_task_storage_get(&offcpu_pending, next, 0, 0);
 	if (!p || !p->start_ns)
 		return;
 	if (now - p->start_ns < min_block_ns) {
@@ -472,11 +468,12 @@ int BPF_PROG(nsk_offcpu_switch, bool preempt, struct task_struct *prev,
 			/* It will not run again: emit what it holds (its user
 			 * stack is gone) and free its slot. */
 			struct nsk_offcpu_pending *p =
-				bpf_map_lookup_elem(&offcpu_pending, &ptid);
+				bpf_task_storage_get(&offcpu_pending, prev, 0, 0);
 
 			if (p && p->held)
 				emit(ctx, p, ptid, 0);
-			bpf_map_delete_elem(&offcpu_pending, &ptid);
+			if (p)
+				bpf_task_storage_delete(&offcpu_pending, prev);
 		} else {
 			switch_out(ctx, prev, prev_state, preempt, now);
 		}
@@ -487,31 +484,28 @@ int BPF_PROG(nsk_offcpu_switch, bool preempt, struct task_struct *prev,
 }
 
 /* Back from the syscall it blocked in: walk its user stack for the kept
- * interval it holds.  For every other syscall one global read, and a hash
- * lookup only while some thread holds one. */
+ * interval it holds.  For every other syscall one global read, and a look
+ * at the task's storage only while some thread holds one. */
 SEC("raw_tp/sys_exit")
 int nsk_offcpu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 tid;
 	struct nsk_offcpu_pending *p;
 
 	if (!held_now)
 		return 0;
-	tid = (__u32)bpf_get_current_pid_tgid();
-	p = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	p = bpf_task_storage_get(&offcpu_pending, bpf_get_current_task_btf(), 0, 0);
 	if (p && p->held)
-		emit(ctx, p, tid, 1);
+		emit(ctx, p, (__u32)bpf_get_current_pid_tgid(), 1);
 	return 0;
 }
 
 static __always_inline int on_waking(void *ctx, struct task_struct *t)
 {
 	struct nsk_offcpu_pending *p;
-	__u32 tid = t->pid;
 	__u64 id, now;
 	long n;
 
-	p = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	p = bpf_task_storage_get(&offcpu_pending, t, 0, 0);
 	if (!p || !p->start_ns)
 		return 0;
 	id = bpf_get_current_pid_tgid();

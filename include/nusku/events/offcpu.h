@@ -75,7 +75,7 @@ _Static_assert(sizeof(struct nsk_ev_offcpu) ==
 
 /* Per-CPU drop counters (map offcpu_drops), by index. */
 #define NSK_OFFCPU_DROP_RINGBUF 0 /* ring buffer full */
-#define NSK_OFFCPU_DROP_TIDS 1	   /* per-thread map full */
+#define NSK_OFFCPU_DROP_TIDS 1	   /* no per-thread state (no memory) */
 #define NSK_OFFCPU_DROP_UNPAIRED 2 /* a switch-out with no switch-in seen
 				    * since the last one: that interval lost */
 #define NSK_OFFCPU_DROP_MAX 3
