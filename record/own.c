@@ -20,6 +20,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,20 @@ static void window_open(struct nsk_own *o, uint64_t now)
 		return;
 	}
 	o->opened_ns = now;
+}
+
+/* kernel.bpf_stats_enabled reads 1 while anyone holds them on. */
+static int stats_on_elsewhere(void)
+{
+	char c = '0';
+	int fd = open("/proc/sys/kernel/bpf_stats_enabled", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (read(fd, &c, 1) != 1)
+		c = '0';
+	close(fd);
+	return c == '1';
 }
 
 static void window_close(struct nsk_own *o, uint64_t now)
@@ -409,6 +424,11 @@ int nsk_own__cost(struct nsk_own *o, struct nsk_own_cost *c,
 	window_close(o, now);
 	c->on_ns = o->on_ns;
 	c->total_ns = o->born_ns ? now - o->born_ns : 0;
+	/* Still on with our window closed: someone else keeps them on (the
+	 * sysctl, another tracer), most likely all along: the figures are
+	 * then whole, not a window's. */
+	if (c->on_ns && stats_on_elsewhere())
+		c->on_ns = c->total_ns;
 	if (c->on_ns)
 		cc.scale = (double)c->total_ns / (double)c->on_ns;
 	err = for_each_prog_fd(add_cost, &cc);
