@@ -23,6 +23,7 @@
  * sanitizers: it runs inside other programs.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -95,6 +96,7 @@ static TLS int64_t tl_until; /* bytes to the next sample point */
 static TLS uint64_t tl_rng;  /* 0: not seeded */
 static TLS int tl_starting;  /* this thread is in init() */
 static TLS void *tl_new_frame; /* inside operator new: its frame */
+static TLS int tl_inside; /* in the sampler's own dl* calls: not the program's */
 
 /* ---- the arena for allocations made before the allocator is known ---- */
 
@@ -267,6 +269,8 @@ __attribute__((noinline)) static void sampled(void *p, size_t size, uint32_t fn,
 {
 	uint64_t w = 0;
 
+	if (tl_inside)
+		return; /* the loader's allocations for our dlopen, not the program's */
 	if (counted && !(w = weigh(size)) && p)
 		return;
 	if (tl_new_frame)
@@ -470,7 +474,59 @@ static void new_done(void **saved)
 	tl_new_frame = *saved;
 }
 
-#define NEW_WRAPPER(sym, params, args)                                          	EXPORT void *sym params;                                                 	EXPORT void *sym params                                                  	{                                                                        		static void *(*next_fn) params;                                      		void *(*f) params = __atomic_load_n(&next_fn, __ATOMIC_ACQUIRE);    		void *saved __attribute__((cleanup(new_done))) = tl_new_frame;                                                                                        		if (unlikely(!f)) {                                                  			f = (void *(*) params)dlsym(RTLD_NEXT, #sym);                			if (!f)                                                      				abort(); /* called, so some object defines it */     			__atomic_store_n(&next_fn, f, __ATOMIC_RELEASE);             		}                                                                    		if (!saved)                                                          			tl_new_frame = __builtin_frame_address(0);                   		return f args;                                                       	}
+/* The loaded objects' names, collected by dl_iterate_phdr (whose lock is
+ * not held when they are opened). */
+#define MAX_OBJECTS 512
+struct objects {
+	const char *name[MAX_OBJECTS];
+	int n;
+};
+
+static int collect_object(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct objects *o = ctx;
+
+	(void)size;
+	if (info->dlpi_name && *info->dlpi_name && o->n < MAX_OBJECTS)
+		o->name[o->n++] = info->dlpi_name;
+	return 0;
+}
+
+/* The definition of operator new that ours stands before.  Usually the
+ * next in the global scope (RTLD_NEXT); but a C++ runtime loaded by
+ * dlopen with RTLD_LOCAL (a plugin: ar and ld load LLVMgold, which brings
+ * libstdc++) is in no global scope, while its users' calls of new bind to
+ * ours, the global one: then it is looked for in every loaded object, and
+ * the object that has it stays open (it must not go away under us). */
+static void *next_operator(const char *sym, void *self)
+{
+	static struct objects o; /* under the loader's lock: one at a time */
+	void *f;
+
+	tl_inside++; /* dlsym's own allocations (a dlerror text) are not ours */
+	f = dlsym(RTLD_NEXT, sym);
+	if (f) {
+		tl_inside--;
+		return f;
+	}
+	o.n = 0;
+	dl_iterate_phdr(collect_object, &o);
+	for (int i = 0; i < o.n && !f; i++) {
+		void *h = dlopen(o.name[i], RTLD_LAZY | RTLD_NOLOAD);
+
+		if (!h)
+			continue;
+		f = dlsym(h, sym);
+		if (f == self)
+			f = NULL;
+		if (!f)
+			dlclose(h);
+	}
+	tl_inside--;
+	return f;
+}
+
+#define NEW_WRAPPER(sym, params, args)                                          	EXPORT void *sym params;                                                 	EXPORT void *sym params                                                  	{                                                                        		static void *(*next_fn) params;                                      		void *(*f) params = __atomic_load_n(&next_fn, __ATOMIC_ACQUIRE);    		void *saved __attribute__((cleanup(new_done))) = tl_new_frame;                                                                                        		if (unlikely(!f)) {                                                  			f = (void *(*) params)next_operator(#sym, (void *)sym);                			if (!f)                                                      				abort(); /* called, so some object defines it */     			__atomic_store_n(&next_fn, f, __ATOMIC_RELEASE);             		}                                                                    		if (!saved)                                                          			tl_new_frame = __builtin_frame_address(0);                   		return f args;                                                       	}
 
 NEW_WRAPPER(_Znwm, (size_t n), (n))
 NEW_WRAPPER(_Znam, (size_t n), (n))
