@@ -10,7 +10,8 @@
  * the measure's rows, each labelled with its pid, tid and thread name and
  * the measure's own labels (off-CPU reason and waker, the syscall).  The
  * comments carry the report's summary: losses, unresolved frames, the
- * file's problems.
+ * file's problems.  Control bytes in names become \xNN, as in every
+ * output of nusku.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,14 +72,23 @@ struct pp {
 	sqlite3_stmt *frame_st, *map_st;
 };
 
-/* The string's index; "" (and NULL) is 0. */
+/* The string's index; "" (and NULL) is 0.  Strings from the recording
+ * are escaped as for a terminal (report/escape.c): readers print them to
+ * one, and proto3 strings must be UTF-8. */
 static int64_t str(struct pp *p, const char *s)
 {
 	uint32_t id;
+	char *e;
 
 	if (!s || !*s)
 		return 0;
-	id = nsk_strtab__intern(&p->strs, s, strlen(s));
+	if (!nsk_out__needs_escape(s)) {
+		id = nsk_strtab__intern(&p->strs, s, strlen(s));
+		return id ? (int64_t)id : -1;
+	}
+	e = nsk_out__escaped(s);
+	id = e ? nsk_strtab__intern(&p->strs, e, strlen(e)) : 0;
+	free(e);
 	return id ? (int64_t)id : -1;
 }
 

@@ -70,6 +70,7 @@ struct nsk_view {
 struct nsk_measure {
 	const char *name; /* export --by NAME: cpu, alloc, live, ... */
 	const char *help;
+	const char *title; /* a flame graph's: "CPU samples" */
 	char *(*sql)(struct nsk_report *rep);
 	const char *labels[2]; /* the label columns' keys; NULL: fewer */
 	struct {

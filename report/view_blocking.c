@@ -59,6 +59,7 @@ static char *offcpu_sql(struct nsk_report *rep)
 
 static const struct nsk_measure offcpu_measure = {
 	.name = "offcpu",
+	.title = "Off-CPU time, coloured by reason",
 	.help = "off-CPU time by reason and waker (pprof: intervals/count, "
 		"off_cpu/nanoseconds)",
 	.sql = offcpu_sql,
