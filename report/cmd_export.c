@@ -28,12 +28,12 @@ static void usage(FILE *f)
 "  -f, --format FMT   pprof (default): gzipped profile.proto for go tool\n"
 "                     pprof, Pyroscope, Parca, speedscope; svg: an\n"
 "                     interactive flame graph; folded: flamegraph.pl's input\n"
-"  -b, --by WHAT      what to count (default cpu):\n");
+"  -b, --by WHAT      what to count (default cpu; pprof's sample types):\n");
 	for (unsigned i = 0; nsk_measure__at(i); i++)
 		fprintf(f, "      %-8s %s\n", nsk_measure__at(i)->name,
 			nsk_measure__at(i)->help);
 	fprintf(f,
-"                     or a view of 'nusku report --by' that has stacks\n"
+"                     or a view of 'nusku report --by' with stacks\n"
 "  -o, --output OUT   write to OUT (a new 0600 file); - or none: stdout\n"
 "  -p, --pid LIST     only these processes (comma-separated)\n"
 "      --tid LIST     only these threads\n"

@@ -76,8 +76,7 @@ static char *alloc_sql(struct nsk_report *rep)
 static const struct nsk_measure alloc_measure = {
 	.name = "alloc",
 	.title = "Bytes allocated",
-	.help = "bytes allocated (pprof: alloc_objects, alloc_space, "
-		"inuse_objects, inuse_space)",
+	.help = "bytes allocated (alloc_space, alloc_objects, inuse_*)",
 	.sql = alloc_sql,
 	.values = HEAP_VALUES,
 	.nvalues = 4,
@@ -91,8 +90,7 @@ const struct nsk_measure *const nsk_measure_alloc = &alloc_measure;
 static const struct nsk_measure live_measure = {
 	.name = "live",
 	.title = "Bytes never freed (live at the end or at exit)",
-	.help = "bytes never freed: live at the end or at their process's "
-		"exit (pprof: as alloc, shown as inuse_space)",
+	.help = "bytes never freed (inuse_space first)",
 	.sql = alloc_sql,
 	.values = HEAP_VALUES,
 	.nvalues = 4,

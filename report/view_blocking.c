@@ -60,8 +60,7 @@ static char *offcpu_sql(struct nsk_report *rep)
 static const struct nsk_measure offcpu_measure = {
 	.name = "offcpu",
 	.title = "Off-CPU time, coloured by reason",
-	.help = "off-CPU time by reason and waker (pprof: intervals/count, "
-		"off_cpu/nanoseconds)",
+	.help = "off-CPU time by reason and waker (intervals, off_cpu)",
 	.sql = offcpu_sql,
 	.labels = { "reason", "waker" },
 	.values = { { "intervals", "count" }, { "off_cpu", "nanoseconds" } },

@@ -23,7 +23,7 @@ static char *cpu_sql(struct nsk_report *rep)
 static const struct nsk_measure cpu_measure = {
 	.name = "cpu",
 	.title = "CPU samples",
-	.help = "CPU samples and time (pprof: samples/count, cpu/nanoseconds)",
+	.help = "CPU samples and time (samples, cpu)",
 	.sql = cpu_sql,
 	.values = { { "samples", "count" }, { "cpu", "nanoseconds" } },
 	.nvalues = 2,

@@ -54,8 +54,7 @@ static char *syscall_sql(struct nsk_report *rep)
 static const struct nsk_measure syscall_measure = {
 	.name = "syscall",
 	.title = "Syscall time",
-	.help = "syscall time per code path, by syscall (pprof: "
-		"calls/count, syscall/nanoseconds)",
+	.help = "syscall time per code path (calls, syscall)",
 	.sql = syscall_sql,
 	.labels = { "syscall" },
 	.values = { { "calls", "count" }, { "syscall", "nanoseconds" } },

@@ -34,21 +34,17 @@ const struct nsk_view *nsk_view__find(const char *name)
 	return NULL;
 }
 
-/* Pointers to constants defined in other files are not constant
- * expressions in C: a function keeps the table's order in one place. */
-static const struct nsk_measure *measure_at(unsigned i)
+/* The measures of `nusku export --by`, in the order --help lists them.
+ * Pointers to constants of other files are not constant expressions in
+ * C, so the table is built where it is read. */
+const struct nsk_measure *nsk_measure__at(unsigned i)
 {
 	const struct nsk_measure *const m[] = {
 		nsk_measure_cpu, nsk_measure_alloc, nsk_measure_live,
-		nsk_measure_offcpu, nsk_measure_syscall, NULL
+		nsk_measure_offcpu, nsk_measure_syscall,
 	};
 
 	return i < sizeof(m) / sizeof(m[0]) ? m[i] : NULL;
-}
-
-const struct nsk_measure *nsk_measure__at(unsigned i)
-{
-	return measure_at(i);
 }
 
 const struct nsk_measure *nsk_measure__find(const char *name)
@@ -56,7 +52,7 @@ const struct nsk_measure *nsk_measure__find(const char *name)
 	const struct nsk_measure *m;
 	const struct nsk_view *v;
 
-	for (unsigned i = 0; (m = measure_at(i)); i++)
+	for (unsigned i = 0; (m = nsk_measure__at(i)); i++)
 		if (!strcmp(m->name, name))
 			return m;
 	v = nsk_view__find(name);
