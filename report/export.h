@@ -18,6 +18,16 @@
 #include "report/idmap.h"
 #include "report/report.h"
 
+/* a + b, saturated: a hostile recording's weights may sum past int64. */
+static inline int64_t nsk_xadd(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 enum nsk_export_fmt { NSK_EXPORT_PPROF, NSK_EXPORT_SVG, NSK_EXPORT_FOLDED };
 
 /* One row of a measure: keys, labels (strtab ids in nsk_xdata.str; 0:

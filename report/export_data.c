@@ -71,7 +71,7 @@ static int read_rows(struct nsk_xdata *x, struct nsk_report *rep)
 		}
 		for (int i = 0; i < m->nvalues; i++) {
 			r->v[i] = sqlite3_column_int64(st, c++);
-			x->total[i] += r->v[i];
+			x->total[i] = nsk_xadd(x->total[i], r->v[i]);
 			any |= r->v[i] != 0;
 		}
 		if (err)

@@ -493,10 +493,14 @@ static int assemble(struct pp *p, FILE *f)
 	prof.n_string_table = p->strs.n + 1;
 	prof.string_table = strings;
 	prof.time_nanos = wall_start(p->rep);
-	prof.duration_nanos = nsk_report__info(p->rep, "time_end_ns") -
-			      nsk_report__info(p->rep, "time_start_ns");
-	if (prof.duration_nanos < 0)
-		prof.duration_nanos = 0;
+	{
+		/* times are u64 in int64: subtract as unsigned (summary.c) */
+		uint64_t start = (uint64_t)nsk_report__info(p->rep, "time_start_ns");
+		uint64_t end = (uint64_t)nsk_report__info(p->rep, "time_end_ns");
+
+		prof.duration_nanos = end <= start ? 0 : end - start > INT64_MAX ?
+				      INT64_MAX : (int64_t)(end - start);
+	}
 	prof.n_comment = (size_t)ncomments;
 	prof.comment = comments;
 	err = write_gz(p->rep, &prof, f);

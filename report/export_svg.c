@@ -122,13 +122,13 @@ static int add_row(struct fg *t, struct nsk_xdata *x, struct nsk_report *rep,
 	uint32_t cur = 0;
 	int err;
 
-	t->n[0].total += w;
-	t->n[0].cls[cls] += w;
+	t->n[0].total = nsk_xadd(t->n[0].total, w);
+	t->n[0].cls[cls] = nsk_xadd(t->n[0].cls[cls], w);
 	err = child_of(t, 0, KEY_PROC | pid_key, pname, &cur);
 	if (err)
 		return err;
-	t->n[cur].total += w;
-	t->n[cur].cls[cls] += w;
+	t->n[cur].total = nsk_xadd(t->n[cur].total, w);
+	t->n[cur].cls[cls] = nsk_xadd(t->n[cur].cls[cls], w);
 	if (!s->n) {
 		const char *name;
 		uint32_t id = intern(t, nsk_xdata__frameless(x, rep, row->stack_id),
@@ -136,8 +136,8 @@ static int add_row(struct fg *t, struct nsk_xdata *x, struct nsk_report *rep,
 
 		if (!id || child_of(t, cur, KEY_PSEUDO | id, name, &cur))
 			return -ENOMEM;
-		t->n[cur].total += w;
-		t->n[cur].cls[cls] += w;
+		t->n[cur].total = nsk_xadd(t->n[cur].total, w);
+		t->n[cur].cls[cls] = nsk_xadd(t->n[cur].cls[cls], w);
 		return 0;
 	}
 	for (size_t i = s->n; i-- > 0;) {
@@ -149,8 +149,8 @@ static int add_row(struct fg *t, struct nsk_xdata *x, struct nsk_report *rep,
 			return err;
 		t->n[cur].module = fn->module;
 		t->n[cur].kernel = fn->kernel;
-		t->n[cur].total += w;
-		t->n[cur].cls[cls] += w;
+		t->n[cur].total = nsk_xadd(t->n[cur].total, w);
+		t->n[cur].cls[cls] = nsk_xadd(t->n[cur].cls[cls], w);
 	}
 	return 0;
 }
@@ -480,7 +480,7 @@ static int write_frames(struct fg *t, const struct nsk_measure *m, FILE *f,
 		qsort_r(kids, nk, sizeof(*kids), cmp_name, t);
 		for (uint32_t k = 0; k < nk; k++) {
 			left[kids[k]] = off;
-			off += t->n[kids[k]].total;
+			off = nsk_xadd(off, t->n[kids[k]].total);
 		}
 		/* pushed in reverse: drawn left to right */
 		while (nk)
