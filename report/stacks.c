@@ -207,19 +207,28 @@ int nsk_stacks__by_stack(struct nsk_report *rep, const struct nsk_view *v)
 int nsk_stacks__folded(struct nsk_report *rep, const struct nsk_view *v)
 {
 	sqlite3_stmt *st;
+	char *msg = NULL;
 	int rc;
 
 	if (weigh_into(rep, v, 1))
 		return -EIO;
 	/* The process is the root frame, so that programs a build runs (cc1,
-	 * as, ld) do not merge under _start. */
+	 * as, ld) do not merge under _start.  Names in a table of their own:
+	 * as a CTE, SQLite would look each up again for every row it joins. */
+	if (sqlite3_exec(rep->db, "DROP TABLE IF EXISTS temp.pn; CREATE TEMP "
+			 "TABLE pn (pid INTEGER PRIMARY KEY, name TEXT); INSERT "
+			 "INTO temp.pn SELECT pid, " NSK_PROCESS_NAME("p.pid")
+			 " FROM (SELECT DISTINCT pid FROM temp.wp) p",
+			 NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(rep->err, sizeof(rep->err), "%s", msg);
+		sqlite3_free(msg);
+		return -EIO;
+	}
 	st = nsk_report__prepare(rep,
-		"WITH p AS (SELECT DISTINCT pid FROM temp.wp), "
-		"pn AS (SELECT pid, " NSK_PROCESS_NAME("p.pid") " AS name FROM p) "
 		"SELECT pn.name || ';' || CASE WHEN st.path = '' THEN "
 		"'[empty stack]' ELSE st.path END AS p, sum(w.weight) "
 		"FROM temp.wp w JOIN stack st ON st.id = w.stack_id "
-		"JOIN pn ON pn.pid = w.pid GROUP BY p ORDER BY p");
+		"JOIN temp.pn pn ON pn.pid = w.pid GROUP BY p ORDER BY p");
 	if (!st)
 		return -EIO;
 	nsk_report__warn(rep);
