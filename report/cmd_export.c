@@ -152,6 +152,7 @@ int cmd_export(int argc, char **argv)
 			"to a terminal (use -o FILE, or a pipe)\n");
 		return 2;
 	}
+	rep.cmd = "export";
 	rep.out.fmt = NSK_FMT_CSV; /* warnings go to stderr */
 	rep.opts = &a.o;
 	if (to_file) {

@@ -82,6 +82,9 @@ int nsk_export__write(struct nsk_report *rep, enum nsk_export_fmt fmt,
 		      const struct nsk_view *v, FILE *f)
 {
 	rep->out.f = f;
+	/* the summary is in the file too; stderr says it at once */
+	if (fmt != NSK_EXPORT_FOLDED)
+		nsk_report__warn(rep);
 	switch (fmt) {
 	case NSK_EXPORT_PPROF:
 		return nsk_export__pprof(rep, v->measure, f);

@@ -28,6 +28,7 @@ struct nsk_report_opts {
 };
 
 struct nsk_report {
+	const char *cmd; /* "report" (NULL) or "export": stderr's prefix */
 	sqlite3 *db;
 	const struct nsk_report_opts *opts;
 	struct nsk_out out;

@@ -388,15 +388,16 @@ void nsk_report__warn(struct nsk_report *rep)
 	struct lost lost[1];
 	int64_t lost_total;
 	int nwarn = file_warnings(rep, warn, 8), more;
+	const char *cmd = rep->cmd ? rep->cmd : "report";
 	sqlite3_stmt *st;
 
 	for (int i = 0; i < nwarn; i++)
-		fprintf(stderr, "nusku report: warning: %s\n", warn[i]);
+		fprintf(stderr, "nusku %s: warning: %s\n", cmd, warn[i]);
 	for (int i = 0; i < rep->nnotes; i++)
-		fprintf(stderr, "nusku report: note: %s\n", rep->notes[i]);
+		fprintf(stderr, "nusku %s: note: %s\n", cmd, rep->notes[i]);
 	st = problems(rep);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		fputs("nusku report: problem: ", stderr);
+		fprintf(stderr, "nusku %s: problem: ", cmd);
 		nsk_out__put_escaped(stderr, (const char *)
 				     sqlite3_column_text(st, 0));
 		fputc('\n', stderr);
@@ -404,14 +405,14 @@ void nsk_report__warn(struct nsk_report *rep)
 	sqlite3_finalize(st);
 	lost_by_source(rep, lost, 1, &lost_total);
 	if (lost_total)
-		fprintf(stderr, "nusku report: warning: %" PRId64 " events lost "
-			"(SELECT * FROM loss)\n", lost_total);
+		fprintf(stderr, "nusku %s: warning: %" PRId64 " events lost "
+			"(SELECT * FROM loss)\n", cmd, lost_total);
 	if (unresolved)
-		fprintf(stderr, "nusku report: note: %" PRId64 " frames "
-			"unresolved\n", unresolved);
+		fprintf(stderr, "nusku %s: note: %" PRId64 " frames "
+			"unresolved\n", cmd, unresolved);
 	nwarn = nsk_report__no_symbols_text(rep, warn, 8, &more);
 	for (int i = 0; i < nwarn; i++) {
-		fputs("nusku report: note: ", stderr);
+		fprintf(stderr, "nusku %s: note: ", cmd);
 		nsk_out__put_escaped(stderr, warn[i]);
 		fputc('\n', stderr);
 	}

@@ -97,6 +97,23 @@ go tool pprof -top "$TMPD/live.pb.gz" 2>/dev/null | grep -q '^Type: inuse_space$
 	fail "--by live does not show inuse_space first"
 echo "ok: allocation profile"
 
+# --- off-CPU: reason and waker labels -----------------------------------
+if [ -x "$WORKLOADS/blocking" ]; then
+	"$NUSKU" record -q -e offcpu -o "$TMPD/off.nsk" -- "$WORKLOADS/blocking" "$TMPD" >/dev/null ||
+		fail "record -e offcpu exited $?"
+	"$NUSKU" export --by offcpu -o "$TMPD/off.pb.gz" "$TMPD/off.nsk" 2>/dev/null ||
+		fail "export --by offcpu exited $?"
+	go tool pprof -top "$TMPD/off.pb.gz" 2>/dev/null | grep -q '^Type: off_cpu$' ||
+		fail "--by offcpu does not show off_cpu first"
+	# lock_victim waits 5 x 40 ms for lock_holder (tests/e2e/offcpu.sh)
+	go tool pprof -traces -tagfocus=reason=lock "$TMPD/off.pb.gz" >"$TMPD/off.traces" 2>/dev/null ||
+		fail "pprof -traces -tagfocus=reason=lock"
+	grep -q ' lock_victim$' "$TMPD/off.traces" || fail "no lock_victim under reason=lock"
+	grep -q '^ *waker: *lock_holder\[[0-9]*\]$' "$TMPD/off.traces" ||
+		fail "no waker label lock_holder[pid]: $(grep waker "$TMPD/off.traces" | head -3)"
+	echo "ok: off-CPU profile"
+fi
+
 # --- the output -----------------------------------------------------------
 ln -s "$TMPD/victim" "$TMPD/link"
 "$NUSKU" export -o "$TMPD/link" "$TMPD/cpu.nsk" 2>"$TMPD/err" && fail "wrote through a symlink"
