@@ -36,7 +36,6 @@ struct node {
 	const char *name, *module;
 	int kernel;
 	int64_t total;
-	int64_t cls[NCLASS];
 	uint32_t parent, child, next; /* indexes; 0: none (0 is the root) */
 	uint32_t depth;
 };
@@ -45,6 +44,7 @@ struct fg {
 	struct node *n;
 	size_t len, cap;
 	struct nsk_strtab names; /* process names, frameless stacks' names */
+	int64_t *cls;		 /* coloured graphs: NCLASS weights per node */
 	uint32_t cls_of[NCLASS]; /* class -> label string id in *labels */
 	const struct nsk_strtab *labels; /* the measure's labels (x.str) */
 	int ncls;
@@ -67,10 +67,19 @@ static int child_of(struct fg *t, uint32_t parent, uint64_t key,
 	if (t->len == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 1024;
 		struct node *n = realloc(t->n, cap * sizeof(*n));
+		int64_t *w;
 
 		if (!n)
 			return -ENOMEM;
 		t->n = n;
+		if (t->cls) {
+			w = realloc(t->cls, cap * NCLASS * sizeof(*w));
+			if (!w)
+				return -ENOMEM;
+			memset(w + t->cap * NCLASS, 0,
+			       (cap - t->cap) * NCLASS * sizeof(*w));
+			t->cls = w;
+		}
 		t->cap = cap;
 	}
 	c = (uint32_t)t->len++;
@@ -100,6 +109,14 @@ static int class_of(struct fg *t, uint32_t label)
 	return NCLASS - 1; /* past sixteen reasons: share the last colour */
 }
 
+/* Weight w of class cls on node i. */
+static void add(struct fg *t, uint32_t i, int cls, int64_t w)
+{
+	t->n[i].total = nsk_xadd(t->n[i].total, w);
+	if (t->cls)
+		t->cls[i * NCLASS + cls] = nsk_xadd(t->cls[i * NCLASS + cls], w);
+}
+
 /* An interned copy and its id (0: out of memory). */
 static uint32_t intern(struct fg *t, const char *s, const char **out)
 {
@@ -122,13 +139,11 @@ static int add_row(struct fg *t, struct nsk_xdata *x, struct nsk_report *rep,
 	uint32_t cur = 0;
 	int err;
 
-	t->n[0].total = nsk_xadd(t->n[0].total, w);
-	t->n[0].cls[cls] = nsk_xadd(t->n[0].cls[cls], w);
+	add(t, 0, cls, w);
 	err = child_of(t, 0, KEY_PROC | pid_key, pname, &cur);
 	if (err)
 		return err;
-	t->n[cur].total = nsk_xadd(t->n[cur].total, w);
-	t->n[cur].cls[cls] = nsk_xadd(t->n[cur].cls[cls], w);
+	add(t, cur, cls, w);
 	if (!s->n) {
 		const char *name;
 		uint32_t id = intern(t, nsk_xdata__frameless(x, rep, row->stack_id),
@@ -136,8 +151,7 @@ static int add_row(struct fg *t, struct nsk_xdata *x, struct nsk_report *rep,
 
 		if (!id || child_of(t, cur, KEY_PSEUDO | id, name, &cur))
 			return -ENOMEM;
-		t->n[cur].total = nsk_xadd(t->n[cur].total, w);
-		t->n[cur].cls[cls] = nsk_xadd(t->n[cur].cls[cls], w);
+		add(t, cur, cls, w);
 		return 0;
 	}
 	for (size_t i = s->n; i-- > 0;) {
@@ -149,8 +163,7 @@ static int add_row(struct fg *t, struct nsk_xdata *x, struct nsk_report *rep,
 			return err;
 		t->n[cur].module = fn->module;
 		t->n[cur].kernel = fn->kernel;
-		t->n[cur].total = nsk_xadd(t->n[cur].total, w);
-		t->n[cur].cls[cls] = nsk_xadd(t->n[cur].cls[cls], w);
+		add(t, cur, cls, w);
 	}
 	return 0;
 }
@@ -168,6 +181,11 @@ static int build(struct fg *t, struct nsk_xdata *x, struct nsk_report *rep)
 	t->n = calloc(t->cap, sizeof(*t->n));
 	if (!t->n)
 		return -ENOMEM;
+	if (m->colour_label >= 0) {
+		t->cls = calloc(t->cap * NCLASS, sizeof(*t->cls));
+		if (!t->cls)
+			return -ENOMEM;
+	}
 	t->len = 1;
 	t->n[0].name = "all";
 	t->n[0].module = "";
@@ -262,8 +280,10 @@ static void colour(const struct fg *t, const struct nsk_measure *m,
 		const char *reason;
 		int best = 0;
 
+		const int64_t *cw = t->cls + (size_t)idx * NCLASS;
+
 		for (int i = 1; i < t->ncls; i++)
-			if (n->cls[i] > n->cls[best])
+			if (cw[i] > cw[best])
 				best = i;
 		reason = nsk_strtab__get(t->labels, t->cls_of[best]);
 		for (size_t i = 0; reason && i < sizeof(reasons) / sizeof(reasons[0]); i++)
@@ -562,5 +582,6 @@ cleanup:
 	nsk_xdata__release(&x);
 	nsk_strtab__release(&t.names);
 	free(t.n);
+	free(t.cls);
 	return err;
 }
