@@ -9,7 +9,8 @@ PKGS="build-essential autoconf automake libtool pkg-config clang llvm bpftool
 libbpf-dev libelf-dev libdw-dev libzstd-dev libsqlite3-dev libncurses-dev check
 nftables iproute2 tmux openssh-server openssh-client strace
 linux-libc-dev libclang-rt-14-dev
-libdebuginfod-dev debuginfod xz-utils rustc nodejs golang-go"
+libdebuginfod-dev debuginfod xz-utils rustc nodejs golang-go
+libprotobuf-c-dev protobuf-c-compiler zlib1g-dev"
 
 missing=""
 for p in $PKGS; do

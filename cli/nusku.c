@@ -17,6 +17,7 @@ static const struct cmd commands[] = {
 	{ "record", cmd_record, "record a program or a running process into a .nsk file" },
 	{ "report", cmd_report, "load a recording into SQLite and answer a view" },
 	{ "live", cmd_live, "show a recording, a pipe or a remote host as it happens" },
+	{ "export", cmd_export, "export stacks as pprof, an SVG flame graph or folded lines" },
 	{ "info", cmd_info, "describe a .nsk file: header, chunks, counts, losses" },
 };
 

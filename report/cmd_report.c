@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,29 +47,6 @@ static void usage(FILE *f)
 "\n"
 "Every report says how many events were lost, how many frames stayed\n"
 "unresolved and whether the file was cut short or damaged.\n");
-}
-
-static int list_ok(const char *s)
-{
-	/* Digits and commas only: it goes into SQL as a list of numbers. */
-	return *s && strspn(s, "0123456789,") == strlen(s) &&
-	       s[0] != ',' && s[strlen(s) - 1] != ',' && !strstr(s, ",,");
-}
-
-/* Longest --since / --until: the nanoseconds must fit in an int64 added
- * to the start; beyond it (292 years) is a typo, refused rather than
- * wrapped. */
-#define MAX_SECONDS 9e9
-
-/* A finite number from 0 to max: strtod also takes "nan" and "inf". */
-static int parse_number(const char *s, double max, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	return errno || end == s || *end || !isfinite(*out) || *out < 0 ||
-	       *out > max ? -EINVAL : 0;
 }
 
 static int term_width(void)
@@ -135,25 +111,14 @@ static int parse(int argc, char **argv, struct args *a)
 		case 'f': a->format = optarg; break;
 		case 'p':
 		case OPT_TID:
-			if (!list_ok(optarg)) {
-				fprintf(stderr, "nusku report: --%s wants numbers "
-					"separated by commas, not '%s'\n",
-					c == 'p' ? "pid" : "tid", optarg);
-				return 2;
-			}
-			*(c == 'p' ? &a->o.pids : &a->o.tids) = optarg;
-			break;
-		case 'c': a->o.comms = optarg; break;
+		case 'c':
 		case 's':
 		case 'u':
-			if (parse_number(optarg, MAX_SECONDS,
-					 c == 's' ? &a->o.since : &a->o.until)) {
-				fprintf(stderr, "nusku report: --%s wants seconds "
-					"from 0 to %.0f, not '%s'\n",
-					c == 's' ? "since" : "until", MAX_SECONDS,
-					optarg);
+			if (nsk_args__filter("report", c == 'p' ? "pid" :
+					     c == OPT_TID ? "tid" : c == 'c' ?
+					     "comm" : c == 's' ? "since" : "until",
+					     optarg, &a->o))
 				return 2;
-			}
 			break;
 		case 'n':
 		case 'w':
@@ -175,7 +140,7 @@ static int parse(int argc, char **argv, struct args *a)
 			}
 			break;
 		case OPT_MIN_PCT:
-			if (parse_number(optarg, 100, &a->o.min_pct)) {
+			if (nsk_args__number(optarg, 100, &a->o.min_pct)) {
 				fprintf(stderr, "nusku report: --min-pct wants a "
 					"percentage, not '%s'\n", optarg);
 				return 2;
@@ -197,41 +162,6 @@ static int parse(int argc, char **argv, struct args *a)
 	}
 	a->file = argv[optind];
 	return 0;
-}
-
-/* A recording with corrupt or missing chunks, or one whose read stopped on
- * an error, is reported as far as it could be read, then exits 1, as
- * `nusku info` does; a truncated tail (a recorder killed) is only noted. */
-static int damaged(struct nsk_report *rep, const char *file)
-{
-	int64_t corrupt = nsk_report__info(rep, "corrupt_chunks");
-	int64_t gaps = nsk_report__info(rep, "seq_gaps");
-
-	if (nsk_report__info(rep, "read_error")) {
-		fprintf(stderr, "nusku report: %s: the file could not be read "
-			"to its end; the report shows what came before\n", file);
-		return 1;
-	}
-	if (corrupt || gaps) {
-		fprintf(stderr, "nusku report: %s: damaged (%" PRId64 " corrupt "
-			"chunks skipped, %" PRId64 " missing); the report shows "
-			"the rest\n", file, corrupt, gaps);
-		return 1;
-	}
-	return 0;
-}
-
-/* The large event tables the view does not read, not loaded for it (all
- * are for --sql and --db, which may read anything). */
-static uint64_t view_skips(const struct nsk_view *v)
-{
-	uint64_t skip = 0;
-
-	if (!(v->reads & NSK_VIEW_READS_ALLOC))
-		skip |= (1ull << NSK_REC_ALLOC) | (1ull << NSK_REC_FREE);
-	if (!(v->reads & NSK_VIEW_READS_OFFCPU))
-		skip |= 1ull << NSK_REC_OFFCPU;
-	return skip;
 }
 
 int cmd_report(int argc, char **argv)
@@ -292,7 +222,7 @@ int cmd_report(int argc, char **argv)
 	rep.db = db;
 	rep.opts = &a.o;
 	status = 1;
-	if (nsk_load__file_skip(db, a.file, a.o.sql || a.o.db ? 0 : view_skips(view),
+	if (nsk_load__file_skip(db, a.file, a.o.sql || a.o.db ? 0 : nsk_view__skips(view),
 				rep.err, sizeof(rep.err))) {
 		fprintf(stderr, "nusku report: %s\n", rep.err);
 		goto cleanup;
@@ -324,7 +254,7 @@ int cmd_report(int argc, char **argv)
 	if (status)
 		fprintf(stderr, "nusku report: writing the report: %m\n");
 	else
-		status = damaged(&rep, a.file);
+		status = nsk_report__damaged(&rep, "report", a.file);
 cleanup:
 	sqlite3_close(db);
 	return status;

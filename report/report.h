@@ -28,6 +28,7 @@ struct nsk_report_opts {
 };
 
 struct nsk_report {
+	const char *cmd; /* "report" (NULL) or "export": stderr's prefix */
 	sqlite3 *db;
 	const struct nsk_report_opts *opts;
 	struct nsk_out out;
@@ -57,19 +58,67 @@ struct nsk_view {
 	int per_thread; /* knows --per-thread */
 	unsigned reads; /* NSK_VIEW_READS_*: the large event tables it needs
 			 * (the others are not loaded for it) */
+	const struct nsk_measure *measure; /* what `nusku export` writes of
+					    * this view; NULL: nothing */
 };
 #define NSK_VIEW_READS_ALLOC 1u	 /* alloc and free */
 #define NSK_VIEW_READS_OFFCPU 2u /* offcpu */
 
+/* What the events of a view measure on their stacks, for `nusku export`
+ * (report/export*.c): pprof's sample types, the flame graph's width.  The
+ * view's file defines it next to its weights, from the same selection.
+ * sql returns (sqlite3_mprintf'd, NULL: out of memory) a query over the
+ * selected events (f_<table>) whose rows are
+ *   stack_id, pid, tid, comm_id, one text column per label, the values
+ * grouped so that no two rows share the keys before the values. */
+#define NSK_MEASURE_VALUES 4
+struct nsk_measure {
+	const char *name; /* export --by NAME: cpu, alloc, live, ... */
+	const char *help;
+	const char *title; /* a flame graph's: "CPU samples" */
+	char *(*sql)(struct nsk_report *rep);
+	const char *labels[2]; /* the label columns' keys; NULL: fewer */
+	struct {
+		const char *type, *unit; /* pprof's ValueType: "cpu", "nanoseconds" */
+	} values[NSK_MEASURE_VALUES];
+	int nvalues;
+	int shown;	    /* the value pprof shows first
+			     * (default_sample_type) */
+	int graphed;	    /* the value a flame graph's widths are */
+	int period_type;    /* the value one event stands for (pprof's
+			     * period_type); -1: none */
+	int colour_label;   /* the label that colours the flame graph; -1:
+			     * none */
+};
+
+/* The measures `nusku export --by` knows: the i-th, NULL past the last
+ * (views.c). */
+const struct nsk_measure *nsk_measure__at(unsigned i);
+/* By a measure's name, else by the name of a view that has one. */
+const struct nsk_measure *nsk_measure__find(const char *name);
+
 /* The view table (views.c), ended by a NULL name. */
 extern const struct nsk_view *const nsk_views[];
 const struct nsk_view *nsk_view__find(const char *name);
+/* The large event tables v does not read, as the loader's skip mask
+ * (nsk_load__file_skip): they are not loaded for it. */
+uint64_t nsk_view__skips(const struct nsk_view *v);
 
 /* Prints the rows of st wrapped in the report: text gets '#' summary lines
  * above the table, JSON an object with the summary and "rows", CSV the
  * rows alone (warnings then go to stderr).  Finalizes st. */
 int nsk_report__emit(struct nsk_report *rep, const char *view,
 		     sqlite3_stmt *st, const struct nsk_col_hint *hints);
+/* The summary as short lines for outputs that carry a few (pprof's
+ * comments, a flame graph's subtitle): the file and its span, events
+ * lost, frames unresolved, then the file's warnings.  How many. */
+int nsk_report__summary_lines(struct nsk_report *rep, char lines[][256],
+			      int max);
+/* After the output: a recording read only in part (corrupt or missing
+ * chunks, a read error) says so on stderr ("nusku CMD: FILE: ...") and
+ * returns 1; a truncated tail is only noted in the summary: 0. */
+int nsk_report__damaged(struct nsk_report *rep, const char *cmd,
+			const char *file);
 /* For outputs without room for a summary (--folded, CSV): warnings about
  * the recording (truncation, losses, unresolved frames) on stderr. */
 void nsk_report__warn(struct nsk_report *rep);
@@ -99,8 +148,25 @@ int nsk_report__no_symbols_text(struct nsk_report *rep, char lines[][256],
 				int max, int *more);
 void nsk_report__no_symbols_json(struct nsk_report *rep, FILE *f);
 
+/* Command-line filters shared by report and export (args.c): opt is the
+ * long name (pid, tid, comm, since, until); sets it in o, or prints one
+ * line naming cmd and returns 2 (a usage error). */
+int nsk_args__filter(const char *cmd, const char *opt, const char *arg,
+		     struct nsk_report_opts *o);
+/* A finite number from 0 to max.  0 or -EINVAL. */
+int nsk_args__number(const char *s, double max, double *out);
+
 /* Creates the temporary views f_<table> of the selected events. */
 int nsk_filter__apply(struct nsk_report *rep);
+
+/* The name of process PID (SQL over an expression): its latest name in
+ * the process table, else its main thread's, else "[pid N]"; a ';' (the
+ * folded form's separator) becomes ':'. */
+#define NSK_PROCESS_NAME(pid)                                               \
+	"replace(coalesce((SELECT comm FROM process x WHERE x.pid = " pid     \
+	" ORDER BY x.time DESC LIMIT 1), (SELECT name FROM thread y WHERE "   \
+	"y.tid = " pid " ORDER BY y.time DESC LIMIT 1), '[pid ' || " pid      \
+	" || ']'), ';', ':')"
 
 /* Views over stacks, parameterized by a view's weights (stacks.c). */
 int nsk_stacks__by_function(struct nsk_report *rep, const struct nsk_view *v);

@@ -21,18 +21,30 @@ static long limit_of(const struct nsk_report *rep)
 }
 
 /* Sums the view's weights per stack into the temporary table w(stack_id,
- * weight).  Done in C with a hash map: SQLite's GROUP BY sorts, and
- * sorting a million samples costs twenty times a scan of them. */
-static int weigh(struct nsk_report *rep, const struct nsk_view *v)
+ * weight), or with by_pid per stack and process into wp(stack_id, pid,
+ * weight) (a weights query's third column is the pid).  Done in C with a
+ * hash map: SQLite's GROUP BY sorts, and sorting a million samples costs
+ * twenty times a scan of them.  A stack's processes are a chain from its
+ * first entry (most stacks have one). */
+struct wsum {
+	int64_t sid, pid, sum;
+	size_t next; /* index + 1 of the stack's next process; 0: none */
+};
+
+static int weigh_into(struct nsk_report *rep, const struct nsk_view *v,
+		      int by_pid)
 {
 	struct nsk_idmap idx = { 0 };
-	int64_t *sum = NULL, *sid = NULL;
+	struct wsum *e = NULL;
 	size_t n = 0, cap = 0;
 	sqlite3_stmt *st = NULL, *ins = NULL;
 	char *msg = NULL;
 	int rc, err = 0;
 
-	if (sqlite3_exec(rep->db, "DROP TABLE IF EXISTS temp.w; CREATE TEMP "
+	if (sqlite3_exec(rep->db, by_pid ?
+			 "DROP TABLE IF EXISTS temp.wp; CREATE TEMP TABLE wp "
+			 "(stack_id INTEGER, pid INTEGER, weight INTEGER)" :
+			 "DROP TABLE IF EXISTS temp.w; CREATE TEMP "
 			 "TABLE w (stack_id INTEGER PRIMARY KEY, weight INTEGER)",
 			 NULL, NULL, &msg) != SQLITE_OK) {
 		snprintf(rep->err, sizeof(rep->err), "%s", msg);
@@ -44,46 +56,58 @@ static int weigh(struct nsk_report *rep, const struct nsk_view *v)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
-		uint64_t i;
+		int64_t pid = by_pid ? sqlite3_column_int64(st, 2) : 0;
+		uint64_t head;
+		size_t i = SIZE_MAX, last = SIZE_MAX;
 
-		if (!nsk_idmap__get(&idx, (uint64_t)id, &i)) {
+		if (nsk_idmap__get(&idx, (uint64_t)id, &head))
+			for (size_t k = head; k; k = e[k - 1].next) {
+				last = k - 1;
+				if (e[k - 1].pid == pid) {
+					i = k - 1;
+					break;
+				}
+			}
+		if (i == SIZE_MAX) {
 			if (n == cap) {
 				size_t c = cap ? cap * 2 : 1024;
-				int64_t *a = realloc(sum, c * sizeof(*a));
-				int64_t *b = a ? realloc(sid, c * sizeof(*b)) : NULL;
+				struct wsum *a = realloc(e, c * sizeof(*a));
 
-				if (a)
-					sum = a;
-				if (b)
-					sid = b;
-				if (!a || !b) {
+				if (!a) {
 					err = -ENOMEM;
 					goto cleanup;
 				}
+				e = a;
 				cap = c;
 			}
 			i = n++;
-			sum[i] = 0;
-			sid[i] = id;
-			if (nsk_idmap__set(&idx, (uint64_t)id, i)) {
+			e[i] = (struct wsum){ .sid = id, .pid = pid };
+			if (last != SIZE_MAX)
+				e[last].next = i + 1;
+			else if (nsk_idmap__set(&idx, (uint64_t)id, i + 1)) {
 				err = -ENOMEM;
 				goto cleanup;
 			}
 		}
-		sum[i] += sqlite3_column_int64(st, 1);
+		e[i].sum += sqlite3_column_int64(st, 1);
 	}
 	if (rc != SQLITE_DONE) {
 		err = -EIO;
 		goto cleanup;
 	}
-	ins = nsk_report__prepare(rep, "INSERT INTO temp.w VALUES (?, ?)");
+	ins = nsk_report__prepare(rep, by_pid ? "INSERT INTO temp.wp VALUES "
+				  "(?, ?, ?)" : "INSERT INTO temp.w VALUES (?, ?)");
 	if (!ins) {
 		err = -EIO;
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n && !err; i++) {
-		sqlite3_bind_int64(ins, 1, sid[i]);
-		sqlite3_bind_int64(ins, 2, sum[i]);
+		int c = 1;
+
+		sqlite3_bind_int64(ins, c++, e[i].sid);
+		if (by_pid)
+			sqlite3_bind_int64(ins, c++, e[i].pid);
+		sqlite3_bind_int64(ins, c, e[i].sum);
 		if (sqlite3_step(ins) != SQLITE_DONE)
 			err = -EIO;
 		sqlite3_reset(ins);
@@ -96,9 +120,13 @@ cleanup:
 	sqlite3_finalize(st);
 	sqlite3_finalize(ins);
 	nsk_idmap__release(&idx);
-	free(sum);
-	free(sid);
+	free(e);
 	return err;
+}
+
+static int weigh(struct nsk_report *rep, const struct nsk_view *v)
+{
+	return weigh_into(rep, v, 0);
 }
 
 int nsk_stacks__by_function(struct nsk_report *rep, const struct nsk_view *v)
@@ -179,15 +207,28 @@ int nsk_stacks__by_stack(struct nsk_report *rep, const struct nsk_view *v)
 int nsk_stacks__folded(struct nsk_report *rep, const struct nsk_view *v)
 {
 	sqlite3_stmt *st;
+	char *msg = NULL;
 	int rc;
 
-	if (weigh(rep, v))
+	if (weigh_into(rep, v, 1))
 		return -EIO;
+	/* The process is the root frame, so that programs a build runs (cc1,
+	 * as, ld) do not merge under _start.  Names in a table of their own:
+	 * as a CTE, SQLite would look each up again for every row it joins. */
+	if (sqlite3_exec(rep->db, "DROP TABLE IF EXISTS temp.pn; CREATE TEMP "
+			 "TABLE pn (pid INTEGER PRIMARY KEY, name TEXT); INSERT "
+			 "INTO temp.pn SELECT pid, " NSK_PROCESS_NAME("p.pid")
+			 " FROM (SELECT DISTINCT pid FROM temp.wp) p",
+			 NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(rep->err, sizeof(rep->err), "%s", msg);
+		sqlite3_free(msg);
+		return -EIO;
+	}
 	st = nsk_report__prepare(rep,
-		"WITH w AS (SELECT * FROM temp.w) SELECT CASE WHEN st.path = '' THEN "
+		"SELECT pn.name || ';' || CASE WHEN st.path = '' THEN "
 		"'[empty stack]' ELSE st.path END AS p, sum(w.weight) "
-		"FROM w JOIN stack st ON st.id = w.stack_id "
-		"GROUP BY p ORDER BY p");
+		"FROM temp.wp w JOIN stack st ON st.id = w.stack_id "
+		"JOIN temp.pn pn ON pn.pid = w.pid GROUP BY p ORDER BY p");
 	if (!st)
 		return -EIO;
 	nsk_report__warn(rep);

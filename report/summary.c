@@ -408,15 +408,16 @@ void nsk_report__warn(struct nsk_report *rep)
 	struct lost lost[1];
 	int64_t lost_total;
 	int nwarn = file_warnings(rep, warn, 8), more;
+	const char *cmd = rep->cmd ? rep->cmd : "report";
 	sqlite3_stmt *st;
 
 	for (int i = 0; i < nwarn; i++)
-		fprintf(stderr, "nusku report: warning: %s\n", warn[i]);
+		fprintf(stderr, "nusku %s: warning: %s\n", cmd, warn[i]);
 	for (int i = 0; i < rep->nnotes; i++)
-		fprintf(stderr, "nusku report: note: %s\n", rep->notes[i]);
+		fprintf(stderr, "nusku %s: note: %s\n", cmd, rep->notes[i]);
 	st = problems(rep);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		fputs("nusku report: problem: ", stderr);
+		fprintf(stderr, "nusku %s: problem: ", cmd);
 		nsk_out__put_escaped(stderr, (const char *)
 				     sqlite3_column_text(st, 0));
 		fputc('\n', stderr);
@@ -424,14 +425,14 @@ void nsk_report__warn(struct nsk_report *rep)
 	sqlite3_finalize(st);
 	lost_by_source(rep, lost, 1, &lost_total);
 	if (lost_total)
-		fprintf(stderr, "nusku report: warning: %" PRId64 " events lost "
-			"(SELECT * FROM loss)\n", lost_total);
+		fprintf(stderr, "nusku %s: warning: %" PRId64 " events lost "
+			"(SELECT * FROM loss)\n", cmd, lost_total);
 	if (unresolved)
-		fprintf(stderr, "nusku report: note: %" PRId64 " frames "
-			"unresolved\n", unresolved);
+		fprintf(stderr, "nusku %s: note: %" PRId64 " frames "
+			"unresolved\n", cmd, unresolved);
 	nwarn = nsk_report__no_symbols_text(rep, warn, 8, &more);
 	for (int i = 0; i < nwarn; i++) {
-		fputs("nusku report: note: ", stderr);
+		fprintf(stderr, "nusku %s: note: ", cmd);
 		nsk_out__put_escaped(stderr, warn[i]);
 		fputc('\n', stderr);
 	}
@@ -463,3 +464,64 @@ int nsk_report__emit(struct nsk_report *rep, const char *view,
 	sqlite3_finalize(st);
 	return err;
 }
+
+int nsk_report__summary_lines(struct nsk_report *rep, char lines[][256],
+			      int max)
+{
+	int64_t unresolved = nsk_report__info(rep, "unresolved_frames") +
+			     nsk_report__info(rep, "unknown_frames");
+	char file[200], warn[8][256];
+	struct lost lost[8];
+	int64_t lost_total;
+	int n = 0, nlost, nwarn;
+	size_t len;
+
+	if (max < 3)
+		return 0;
+	snprintf(lines[n++], 256, "%s: %.3f s", info_text(rep, "file", file,
+		 sizeof(file)), span_seconds(rep));
+	nlost = lost_by_source(rep, lost, 8, &lost_total);
+	if (!lost_total) {
+		snprintf(lines[n++], 256, "lost events: none");
+	} else {
+		len = (size_t)snprintf(lines[n], 256, "lost events: %" PRId64
+				       " (", lost_total);
+		for (int i = 0; i < nlost && len < 250; i++)
+			len += (size_t)snprintf(lines[n] + len, 256 - len,
+						"%s%s %" PRId64, i ? ", " : "",
+						lost[i].source, lost[i].count);
+		if (len < 255)
+			snprintf(lines[n] + len, 256 - len, ")");
+		n++;
+	}
+	snprintf(lines[n++], 256, "unresolved frames: %" PRId64, unresolved);
+	nwarn = file_warnings(rep, warn, 8);
+	for (int i = 0; i < nwarn && n < max; i++)
+		snprintf(lines[n++], 256, "warning: %.240s", warn[i]);
+	return n;
+}
+
+/* A recording with corrupt or missing chunks, or one whose read stopped on
+ * an error, is reported as far as it could be read, then exits 1, as
+ * `nusku info` does; a truncated tail (a recorder killed) is only noted. */
+int nsk_report__damaged(struct nsk_report *rep, const char *cmd,
+			const char *file)
+{
+	int64_t corrupt = nsk_report__info(rep, "corrupt_chunks");
+	int64_t gaps = nsk_report__info(rep, "seq_gaps");
+
+	if (nsk_report__info(rep, "read_error")) {
+		fprintf(stderr, "nusku %s: %s: the file could not be read "
+			"to its end; the %s shows what came before\n", cmd, file,
+			cmd);
+		return 1;
+	}
+	if (corrupt || gaps) {
+		fprintf(stderr, "nusku %s: %s: damaged (%" PRId64 " corrupt "
+			"chunks skipped, %" PRId64 " missing); the %s shows "
+			"the rest\n", cmd, file, corrupt, gaps, cmd);
+		return 1;
+	}
+	return 0;
+}
+

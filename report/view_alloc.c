@@ -40,16 +40,66 @@
 /* Rows that are heap: every allocation but reservations. */
 #define HEAP "fn IS NOT 'reserve'"
 #define ALLOC_WEIGHTS \
-	"SELECT stack_id, weight FROM f_alloc WHERE addr != 0 AND " HEAP
+	"SELECT stack_id, weight, pid FROM f_alloc WHERE addr != 0 AND " HEAP
 /* never freed: live at the end or at the exit of its process */
+#define LIVE(a) \
+	"NOT EXISTS (SELECT 1 FROM free fr WHERE fr.alloc_id = " a ".id AND " \
+	"fr.fn IS NOT 'exit')"
 #define LIVE_WEIGHTS \
-	"SELECT a.stack_id, a.weight FROM f_alloc a WHERE a.addr != 0 AND " \
-	"a." HEAP " AND NOT EXISTS (SELECT 1 FROM free fr WHERE " \
-	"fr.alloc_id = a.id AND fr.fn IS NOT 'exit')"
+	"SELECT a.stack_id, a.weight, a.pid FROM f_alloc a WHERE a.addr != 0 " \
+	"AND a." HEAP " AND " LIVE("a")
 
 /* Allocations one record stands for (see the top of this file). */
 #define COUNT_OF(a) "(CASE WHEN " a ".size > 0 THEN " a ".weight * 1.0 / " \
 	a ".size ELSE 1 END)"
+
+/* For exports: allocations and bytes allocated, and of them those never
+ * freed (live at the end or at their process's exit), as Go's heap
+ * profiles have them.  alloc shows the allocated bytes, live the live. */
+static char *alloc_sql(struct nsk_report *rep)
+{
+	return sqlite3_mprintf(
+		"SELECT stack_id, pid, tid, comm_id, "
+		"CAST(round(total(c)) AS INTEGER), CAST(total(weight) AS INTEGER), "
+		"CAST(round(total(CASE WHEN live THEN c END)) AS INTEGER), "
+		"CAST(total(CASE WHEN live THEN weight END) AS INTEGER) FROM ("
+		"SELECT a.stack_id, a.pid, a.tid, a.comm_id, a.weight, "
+		COUNT_OF("a") " AS c, " LIVE("a") " AS live FROM f_alloc a "
+		"WHERE a.addr != 0 AND a." HEAP ") "
+		"GROUP BY stack_id, pid, tid, comm_id");
+}
+
+#define HEAP_VALUES                                                        \
+	{ { "alloc_objects", "count" }, { "alloc_space", "bytes" },          \
+	  { "inuse_objects", "count" }, { "inuse_space", "bytes" } }
+
+static const struct nsk_measure alloc_measure = {
+	.name = "alloc",
+	.title = "Bytes allocated",
+	.help = "bytes allocated (alloc_space, alloc_objects, inuse_*)",
+	.sql = alloc_sql,
+	.values = HEAP_VALUES,
+	.nvalues = 4,
+	.shown = 1,
+	.graphed = 1,
+	.period_type = -1,
+	.colour_label = -1,
+};
+const struct nsk_measure *const nsk_measure_alloc = &alloc_measure;
+
+static const struct nsk_measure live_measure = {
+	.name = "live",
+	.title = "Bytes never freed (live at the end or at exit)",
+	.help = "bytes never freed (inuse_space first)",
+	.sql = alloc_sql,
+	.values = HEAP_VALUES,
+	.nvalues = 4,
+	.shown = 3,
+	.graphed = 3,
+	.period_type = -1,
+	.colour_label = -1,
+};
+const struct nsk_measure *const nsk_measure_live = &live_measure;
 
 /* Builds temp.asite (stack_id, func_id): the site of each stack that
  * allocated. */
@@ -355,6 +405,7 @@ const struct nsk_view nsk_view_alloc_site = {
 	.weights = ALLOC_WEIGHTS,
 	.unit = "bytes",
 	.reads = NSK_VIEW_READS_ALLOC,
+	.measure = &alloc_measure,
 };
 
 const struct nsk_view nsk_view_alloc_leaks = {
@@ -365,6 +416,7 @@ const struct nsk_view nsk_view_alloc_leaks = {
 	.weights = LIVE_WEIGHTS,
 	.unit = "bytes",
 	.reads = NSK_VIEW_READS_ALLOC,
+	.measure = &live_measure,
 };
 
 const struct nsk_view nsk_view_alloc_memory_time = {
@@ -375,4 +427,5 @@ const struct nsk_view nsk_view_alloc_memory_time = {
 	.weights = LIVE_WEIGHTS,
 	.unit = "bytes",
 	.reads = NSK_VIEW_READS_ALLOC,
+	.measure = &live_measure,
 };

@@ -19,7 +19,7 @@
 #include "report/views.h"
 
 #define OFFCPU_WEIGHTS \
-	"SELECT stack_id, duration / 1000 AS weight FROM f_offcpu"
+	"SELECT stack_id, duration / 1000 AS weight, pid FROM f_offcpu"
 
 /* Modules whose frames are wrappers, not the program's own code: the C
  * and C++ runtimes, the loader, the sanitizers' interceptors (the SQL goes
@@ -47,6 +47,30 @@
 #define WHO                                                                \
 	"(coalesce(o.waker_comm, '?') || CASE WHEN o.waker_pid > 0 THEN "    \
 	"'[' || o.waker_pid || ']' ELSE '' END)"
+
+/* For exports: intervals and their time, by reason and waker. */
+static char *offcpu_sql(struct nsk_report *rep)
+{
+	return sqlite3_mprintf(
+		"SELECT stack_id, pid, tid, comm_id, reason, " WHO " AS waker, "
+		"count(*), sum(duration) FROM f_offcpu o "
+		"GROUP BY stack_id, pid, tid, comm_id, reason, waker");
+}
+
+static const struct nsk_measure offcpu_measure = {
+	.name = "offcpu",
+	.title = "Off-CPU time, coloured by reason",
+	.help = "off-CPU time by reason and waker (intervals, off_cpu)",
+	.sql = offcpu_sql,
+	.labels = { "reason", "waker" },
+	.values = { { "intervals", "count" }, { "off_cpu", "nanoseconds" } },
+	.nvalues = 2,
+	.shown = 1,
+	.graphed = 1,
+	.period_type = -1,
+	.colour_label = 0,
+};
+const struct nsk_measure *const nsk_measure_offcpu = &offcpu_measure;
 
 static int run_reasons(struct nsk_report *rep, const struct nsk_view *v)
 {
@@ -255,4 +279,5 @@ const struct nsk_view nsk_view_blocking = {
 	.unit = "us",
 	.per_thread = 1,
 	.reads = NSK_VIEW_READS_OFFCPU,
+	.measure = &offcpu_measure,
 };

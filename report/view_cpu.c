@@ -6,7 +6,33 @@
 #include "report/views.h"
 
 /* One per sample; stacks.c sums them per stack. */
-#define CPU_WEIGHTS "SELECT stack_id, 1 FROM f_sample"
+#define CPU_WEIGHTS "SELECT stack_id, 1, pid FROM f_sample"
+
+/* For exports: samples, and the CPU time they stand for: the sampling
+ * period (1 s / the recording's cpu.freq_hz) each, else the periods the
+ * kernel gave the samples. */
+static char *cpu_sql(struct nsk_report *rep)
+{
+	return sqlite3_mprintf(
+		"SELECT stack_id, pid, tid, comm_id, count(*), "
+		"coalesce(count(*) * (SELECT 1000000000 / nullif(CAST(value AS "
+		"INTEGER), 0) FROM meta WHERE key = 'cpu.freq_hz' LIMIT 1), "
+		"sum(weight)) FROM f_sample GROUP BY stack_id, pid, tid, comm_id");
+}
+
+static const struct nsk_measure cpu_measure = {
+	.name = "cpu",
+	.title = "CPU samples",
+	.help = "CPU samples and time (samples, cpu)",
+	.sql = cpu_sql,
+	.values = { { "samples", "count" }, { "cpu", "nanoseconds" } },
+	.nvalues = 2,
+	.shown = 1,
+	.graphed = 0,
+	.period_type = 1,
+	.colour_label = -1,
+};
+const struct nsk_measure *const nsk_measure_cpu = &cpu_measure;
 
 static int run_thread(struct nsk_report *rep, const struct nsk_view *v)
 {
@@ -37,6 +63,7 @@ const struct nsk_view nsk_view_cpu_function = {
 	.run = nsk_stacks__by_function,
 	.weights = CPU_WEIGHTS,
 	.unit = "samples",
+	.measure = &cpu_measure,
 };
 
 const struct nsk_view nsk_view_cpu_stack = {
@@ -45,6 +72,7 @@ const struct nsk_view nsk_view_cpu_stack = {
 	.run = nsk_stacks__by_stack,
 	.weights = CPU_WEIGHTS,
 	.unit = "samples",
+	.measure = &cpu_measure,
 };
 
 const struct nsk_view nsk_view_cpu_thread = {
@@ -53,4 +81,5 @@ const struct nsk_view nsk_view_cpu_thread = {
 	.run = run_thread,
 	.weights = CPU_WEIGHTS,
 	.unit = "samples",
+	.measure = &cpu_measure,
 };

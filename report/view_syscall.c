@@ -24,8 +24,8 @@
 #include "report/views.h"
 
 #define SC_WEIGHTS \
-	"SELECT stack_id, sum(total_ns) AS weight FROM f_syscall_path " \
-	"GROUP BY stack_id"
+	"SELECT stack_id, sum(total_ns) AS weight, pid FROM f_syscall_path " \
+	"GROUP BY stack_id, pid"
 
 /* The name of syscall number column X, as SQL. */
 #define SC_NAME(x)                                                            \
@@ -40,6 +40,31 @@
 	"WHEN " x " >= 1e6 THEN printf('%%.2fms', " x " / 1e6) "              \
 	"WHEN " x " >= 1e4 THEN printf('%%.1fus', " x " / 1e3) "              \
 	"ELSE printf('%%dns', " x ") END"
+
+/* For exports: syscall time and calls (estimated, see docs/schema.md) per
+ * code path, by syscall. */
+static char *syscall_sql(struct nsk_report *rep)
+{
+	return sqlite3_mprintf(
+		"SELECT stack_id, pid, tid, comm_id, " SC_NAME("nr") " AS sc, "
+		"sum(count), sum(total_ns) FROM f_syscall_path "
+		"GROUP BY stack_id, pid, tid, comm_id, nr", nsk_syscall_arch);
+}
+
+static const struct nsk_measure syscall_measure = {
+	.name = "syscall",
+	.title = "Syscall time",
+	.help = "syscall time per code path (calls, syscall)",
+	.sql = syscall_sql,
+	.labels = { "syscall" },
+	.values = { { "calls", "count" }, { "syscall", "nanoseconds" } },
+	.nvalues = 2,
+	.shown = 1,
+	.graphed = 1,
+	.period_type = -1,
+	.colour_label = -1,
+};
+const struct nsk_measure *const nsk_measure_syscall = &syscall_measure;
 
 /* The first user-space frame of stack X outside the C library, the
  * dynamic loader and the sanitizers' interceptors: the code that made the
@@ -209,6 +234,7 @@ const struct nsk_view nsk_view_syscall = {
 	.run = run_syscall,
 	.weights = SC_WEIGHTS,
 	.unit = "ns",
+	.measure = &syscall_measure,
 };
 
 const struct nsk_view nsk_view_syscall_thread = {
@@ -217,6 +243,7 @@ const struct nsk_view nsk_view_syscall_thread = {
 	.run = run_thread,
 	.weights = SC_WEIGHTS,
 	.unit = "ns",
+	.measure = &syscall_measure,
 };
 
 const struct nsk_view nsk_view_syscall_path = {
@@ -225,6 +252,7 @@ const struct nsk_view nsk_view_syscall_path = {
 	.run = run_path,
 	.weights = SC_WEIGHTS,
 	.unit = "ns",
+	.measure = &syscall_measure,
 };
 
 const struct nsk_view nsk_view_syscall_slow = {
@@ -233,4 +261,5 @@ const struct nsk_view nsk_view_syscall_slow = {
 	.run = run_slow,
 	.weights = SC_WEIGHTS,
 	.unit = "ns",
+	.measure = &syscall_measure,
 };

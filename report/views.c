@@ -3,6 +3,8 @@
  * is the default view. */
 #include <string.h>
 
+#include "nusku/format.h"
+
 #include "report/views.h"
 
 const struct nsk_view *const nsk_views[] = {
@@ -32,4 +34,40 @@ const struct nsk_view *nsk_view__find(const char *name)
 		if (!strcmp((*v)->name, name))
 			return *v;
 	return NULL;
+}
+
+/* The measures of `nusku export --by`, in the order --help lists them.
+ * Pointers to constants of other files are not constant expressions in
+ * C, so the table is built where it is read. */
+const struct nsk_measure *nsk_measure__at(unsigned i)
+{
+	const struct nsk_measure *const m[] = {
+		nsk_measure_cpu, nsk_measure_alloc, nsk_measure_live,
+		nsk_measure_offcpu, nsk_measure_syscall,
+	};
+
+	return i < sizeof(m) / sizeof(m[0]) ? m[i] : NULL;
+}
+
+const struct nsk_measure *nsk_measure__find(const char *name)
+{
+	const struct nsk_measure *m;
+	const struct nsk_view *v;
+
+	for (unsigned i = 0; (m = nsk_measure__at(i)); i++)
+		if (!strcmp(m->name, name))
+			return m;
+	v = nsk_view__find(name);
+	return v ? v->measure : NULL;
+}
+
+uint64_t nsk_view__skips(const struct nsk_view *v)
+{
+	uint64_t skip = 0;
+
+	if (!(v->reads & NSK_VIEW_READS_ALLOC))
+		skip |= (1ull << NSK_REC_ALLOC) | (1ull << NSK_REC_FREE);
+	if (!(v->reads & NSK_VIEW_READS_OFFCPU))
+		skip |= 1ull << NSK_REC_OFFCPU;
+	return skip;
 }

@@ -22,6 +22,12 @@ extern const struct nsk_view nsk_view_syscall;
 extern const struct nsk_view nsk_view_syscall_thread;
 extern const struct nsk_view nsk_view_syscall_path;
 extern const struct nsk_view nsk_view_syscall_slow;
+/* What exports write of them (each defined beside its views) */
+extern const struct nsk_measure *const nsk_measure_cpu;
+extern const struct nsk_measure *const nsk_measure_alloc;
+extern const struct nsk_measure *const nsk_measure_live;
+extern const struct nsk_measure *const nsk_measure_offcpu;
+extern const struct nsk_measure *const nsk_measure_syscall;
 /* net (view_retransmit.c) */
 extern const struct nsk_view nsk_view_net_retransmit;
 

@@ -93,12 +93,12 @@ awk -F, 'NR > 2 && $3 > prev { exit 1 } NR > 1 { prev = $3 }' "$TMPD/leaks.csv" 
 "$NUSKU" report "$out" --leaks --format csv 2>/dev/null | cmp -s - "$TMPD/leaks.csv" ||
 	fail "--leaks differs from --by leaks"
 
-# folded: allocated bytes and live bytes per call path
+# folded: allocated bytes and live bytes per call path, under the process
 "$NUSKU" report "$out" --by alloc-site --folded >"$TMPD/alloc.folded" 2>/dev/null || fail "--folded"
-grep -qx '__libc_start_call_main;main;site_calloc '$((300000 * S)) "$TMPD/alloc.folded" ||
+grep -qx 'alloc_sites;__libc_start_call_main;main;site_calloc '$((300000 * S)) "$TMPD/alloc.folded" ||
 	fail "alloc-site --folded: no site_calloc line of $((300000 * S)) bytes"
 "$NUSKU" report "$out" --by leaks --folded >"$TMPD/live.folded" 2>/dev/null || fail "leaks --folded"
-grep -qx '__libc_start_call_main;main;site_leak '$((10000 * S)) "$TMPD/live.folded" ||
+grep -qx 'alloc_sites;__libc_start_call_main;main;site_leak '$((10000 * S)) "$TMPD/live.folded" ||
 	fail "leaks --folded: no site_leak line of $((10000 * S)) bytes"
 ! grep -q 'site_calloc' "$TMPD/live.folded" || fail "leaks --folded lists freed memory"
 

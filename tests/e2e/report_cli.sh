@@ -77,9 +77,11 @@ assert c.execute(q).fetchone()[0] == 43
 print("ok: --db")
 PY
 
-# --- folded: flamegraph.pl's input, root first
+# --- folded: flamegraph.pl's input, root first, the process as the root
 "$NUSKU" report --folded "$K" >"$TMPD/folded" 2>/dev/null || fail "--folded"
-grep -qx '__libc_start_main;main;hot_c;helper 10' "$TMPD/folded" || fail "folded inline path"
+grep -qx 'cpu_hot;__libc_start_main;main;hot_c;helper 10' "$TMPD/folded" || fail "folded inline path"
+grep -qx 'other;__libc_start_main;main;hot_a 3' "$TMPD/folded" ||
+	fail "folded: another process's samples merged into cpu_hot's"
 awk '{ s += $NF } END { exit s != 100 }' "$TMPD/folded" || fail "folded counts do not sum to 100"
 
 # --- a truncated recording: reported, with what was cut

@@ -1,13 +1,15 @@
 /* libFuzzer target for `nusku report`: any bytes loaded into SQLite by the
  * report loader, then every view run on them, each --per-thread form, and
  * --tree and --folded of every view over stacks, in text, JSON or CSV (the
- * last byte picks).  Output goes to /dev/null. */
+ * last byte picks), and each export measure as pprof and svg.  Output goes
+ * to /dev/null. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "report/db.h"
+#include "report/export.h"
 #include "report/load.h"
 #include "report/report.h"
 #include "tests/fuzz/fuzz_mem.h"
@@ -47,6 +49,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)nsk_stacks__tree(&rep, *v);
 			(void)nsk_stacks__folded(&rep, *v);
 		}
+	}
+	for (unsigned i = 0; nsk_measure__at(i); i++) {
+		(void)nsk_export__pprof(&rep, nsk_measure__at(i), rep.out.f);
+		(void)nsk_export__svg(&rep, nsk_measure__at(i), rep.out.f);
 	}
 cleanup:
 	sqlite3_close(db);

@@ -175,13 +175,15 @@ START_TEST(folded)
 {
 	run(NULL, 'f');
 	ck_assert_str_eq(out,
-		"[unknown stack 77] 2\n"
-		"__libc_start_main;main;[unknown frame 99] 5\n"
-		"__libc_start_main;main;hot_a 43\n"
-		"__libc_start_main;main;hot_a;libc.so.6+0x1234 10\n"
-		"__libc_start_main;main;hot_b 20\n"
-		"__libc_start_main;main;hot_c;helper 10\n"
-		"__libc_start_main;main;recurse;recurse;recurse 10\n");
+		/* the process is the root: "other" does not merge in */
+		"cpu_hot;__libc_start_main;main;[unknown frame 99] 5\n"
+		"cpu_hot;__libc_start_main;main;hot_a 40\n"
+		"cpu_hot;__libc_start_main;main;hot_a;libc.so.6+0x1234 10\n"
+		"cpu_hot;__libc_start_main;main;hot_b 20\n"
+		"cpu_hot;__libc_start_main;main;hot_c;helper 10\n"
+		"cpu_hot;__libc_start_main;main;recurse;recurse;recurse 10\n"
+		"other;[unknown stack 77] 2\n"
+		"other;__libc_start_main;main;hot_a 3\n");
 }
 END_TEST
 

@@ -1,0 +1,61 @@
+/* The filter options `report` and `export` share (--pid --tid --comm
+ * --since --until): checked here once, so that both refuse the same
+ * input with the same words. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+
+/* Longest --since / --until: the nanoseconds must fit in an int64 added
+ * to the start; beyond it (292 years) is a typo, refused rather than
+ * wrapped. */
+#define MAX_SECONDS 9e9
+
+static int list_ok(const char *s)
+{
+	/* Digits and commas only: it goes into SQL as a list of numbers. */
+	return *s && strspn(s, "0123456789,") == strlen(s) &&
+	       s[0] != ',' && s[strlen(s) - 1] != ',' && !strstr(s, ",,");
+}
+
+int nsk_args__number(const char *s, double max, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	/* strtod also takes "nan" and "inf" */
+	return errno || end == s || *end || !isfinite(*out) || *out < 0 ||
+	       *out > max ? -EINVAL : 0;
+}
+
+int nsk_args__filter(const char *cmd, const char *opt, const char *arg,
+		     struct nsk_report_opts *o)
+{
+	if (!strcmp(opt, "pid") || !strcmp(opt, "tid")) {
+		if (!list_ok(arg)) {
+			fprintf(stderr, "nusku %s: --%s wants numbers separated "
+				"by commas, not '%s'\n", cmd, opt, arg);
+			return 2;
+		}
+		*(opt[0] == 'p' ? &o->pids : &o->tids) = arg;
+		return 0;
+	}
+	if (!strcmp(opt, "comm")) {
+		o->comms = arg;
+		return 0;
+	}
+	if (!strcmp(opt, "since") || !strcmp(opt, "until")) {
+		if (nsk_args__number(arg, MAX_SECONDS, opt[0] == 's' ?
+				     &o->since : &o->until)) {
+			fprintf(stderr, "nusku %s: --%s wants seconds from 0 to "
+				"%.0f, not '%s'\n", cmd, opt, MAX_SECONDS, arg);
+			return 2;
+		}
+		return 0;
+	}
+	return 2;
+}
