@@ -270,8 +270,8 @@ int BPF_KPROBE(alloc_enter, __u64 a0, __u64 a1, __u64 a2)
 	return 0;
 }
 
-static __always_inline int emit_free(__u32 tgid, __u64 addr, __u64 size,
-				     __u32 fn)
+static __always_inline int emit_free_as(__u32 tgid, __u64 addr, __u64 size,
+					__u32 fn, __u32 sampler)
 {
 	struct nsk_ev_free *e;
 
@@ -288,9 +288,15 @@ static __always_inline int emit_free(__u32 tgid, __u64 addr, __u64 size,
 	e->addr = addr;
 	e->size = size;
 	e->fn = fn;
-	e->pad = 0;
+	e->sampler = sampler;
 	bpf_ringbuf_submit(e, wake_flags(sizeof(*e), sizeof(*e)));
 	return 0;
+}
+
+static __always_inline int emit_free(__u32 tgid, __u64 addr, __u64 size,
+				     __u32 fn)
+{
+	return emit_free_as(tgid, addr, size, fn, 0);
 }
 
 /* A block is released: record it unless sampling says nobody knows it. */
@@ -551,14 +557,16 @@ static __always_inline int sampler_alloc(struct pt_regs *ctx, __u64 addr,
 			     link[1] != 0, &at, NSK_EV_ALLOC_SAMPLED);
 }
 
-/* A sampled block released (fn FREE or REALLOC): no stack. */
-static __always_inline int sampler_free(__u64 addr, __u64 fn)
+/* A sampled block released (fn FREE or REALLOC), or a range the program
+ * unmapped (MUNMAP, MPROTECT to PROT_NONE, BRK shrinking; size its
+ * length): no stack. */
+static __always_inline int sampler_free(__u64 addr, __u64 fn, __u64 size)
 {
 	__u32 tgid = nsk_cur_tgid();
 
 	if (!addr || !nsk_is_target(tgid))
 		return 0;
-	return emit_free(tgid, addr, 0, (__u32)fn);
+	return emit_free_as(tgid, addr, size, (__u32)fn, 1);
 }
 
 /* Both probe points of the library are this one program, told apart by
@@ -569,13 +577,19 @@ SEC("uprobe")
 int BPF_KPROBE(sampler_probe, __u64 a0, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
 {
 	if (bpf_get_attach_cookie(ctx) == NSK_ALLOC_COOKIE_SAMPLER_FREE)
-		return sampler_free(a0, a1);
+		return sampler_free(a0, a1, a2);
 	return sampler_alloc(ctx, a0, a1, a2, a3, a4);
 }
 
 /* ---- mmap, munmap, brk ----------------------------------------------------- */
 
-/* One program at the syscall's exit: every syscall of every process passes
+/* Under the sampler the library reports the program's own mmap, munmap,
+ * mprotect, brk and sbrk calls itself (they reach sampler_probe), and this
+ * program is attached only once a process the sampler cannot reach is
+ * recorded (attach mode, the uprobe fallback): it runs for every syscall
+ * of every process on the machine.
+ *
+ * One program at the syscall's exit: every syscall of every process passes
  * here, so the number comes first, read straight from the saved user
  * registers (a BTF pointer: no probe read), before any map lookup.  The
  * arguments are still in those registers at exit, so no entry program is

@@ -18,6 +18,8 @@
  */
 #include <stddef.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "preload/sampled_set.h"
 
@@ -51,13 +53,15 @@ static struct region *region_get(void)
 
 	if (r)
 		return r;
-	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/* the kernel's mmap, not the exported one (sampler.c's, which tells
+	 * the program's mappings): this one is ours */
+	r = (struct region *)syscall(SYS_mmap, NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r == MAP_FAILED)
 		return NULL;
 	if (!__atomic_compare_exchange_n(&region, &want, r, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
-		munmap(r, sizeof(*r));
+		syscall(SYS_munmap, r, sizeof(*r));
 		r = want;
 	}
 	return r;

@@ -33,6 +33,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/mman.h>
 
 #include "nusku/events/sampler.h"
 #include "nusku/names.h"
@@ -67,7 +69,8 @@ __asm__(".text\n" PROBE_POINT(NSK_SAMPLER_ALLOC_SYM) PROBE_POINT(NSK_SAMPLER_FRE
 __attribute__((visibility("protected"))) void
 nusku_sampler_alloc(uint64_t addr, uint64_t size, uint64_t weight, uint64_t fn,
 		    uint64_t frame, uint64_t dropped);
-__attribute__((visibility("protected"))) void nusku_sampler_free(uint64_t addr, uint64_t fn);
+__attribute__((visibility("protected"))) void nusku_sampler_free(uint64_t addr, uint64_t fn,
+								  uint64_t size);
 
 struct next_allocator {
 	void *(*malloc)(size_t);
@@ -80,6 +83,12 @@ struct next_allocator {
 	int (*posix_memalign)(void **, size_t, size_t);
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
+	/* the program's own mappings (see "mappings" below) */
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	int (*munmap)(void *, size_t);
+	int (*mprotect)(void *, size_t, int);
+	void *(*sbrk)(intptr_t);
+	int (*brk)(void *);
 };
 
 enum { NOT_READY, STARTING, READY };
@@ -172,6 +181,11 @@ __attribute__((noinline)) static int init_slow(void)
 	FIND(posix_memalign);
 	FIND(valloc);
 	FIND(pvalloc);
+	FIND(mmap);
+	FIND(munmap);
+	FIND(mprotect);
+	FIND(sbrk);
+	FIND(brk);
 	rate = env_u64(NSK_SAMPLER_ENV_RATE);
 	rate_d = (double)rate;
 	seed_base = env_u64(NSK_SAMPLER_ENV_SEED);
@@ -298,7 +312,7 @@ static inline void released(void *p, uint32_t fn)
 	if (!rate || !p)
 		return;
 	if (rate == 1 || (!nsk_sampled_set__empty() && nsk_sampled_set__remove((uintptr_t)p)))
-		nusku_sampler_free((uintptr_t)p, fn);
+		nusku_sampler_free((uintptr_t)p, fn, 0);
 }
 
 static size_t mul_sat(size_t a, size_t b)
@@ -457,6 +471,122 @@ EXPORT void *pvalloc(size_t size)
 	p = next.pvalloc(size);
 	AFTER(p, size, NSK_ALLOC_PVALLOC);
 	return p;
+}
+
+/* ---- mappings ----------------------------------------------------------- */
+
+/* The program's own anonymous mappings are memory it allocated, as the
+ * kernel-side syscall probe saw them before (bpf/alloc.bpf.c): told here,
+ * that probe needs not run for every syscall of the machine.  The
+ * allocator's mappings are made inside libc, past these symbols (malloc
+ * calls libc's own mmap), so what arrives here is the program's, or an
+ * allocator library's that calls the exported mmap (jemalloc), which
+ * record/alloc.c tells by its call site.  A direct syscall(SYS_mmap) is
+ * not seen. */
+
+/* A range made: fn MMAP is sampled by bytes like an allocation; the
+ * others (RESERVE, MPROTECT, BRK) are always told, weighing their size. */
+__attribute__((noinline)) static void map_made(void *p, size_t len, uint32_t fn,
+					       void *frame)
+{
+	uint64_t w = len;
+
+	if (tl_inside)
+		return;
+	if (fn == NSK_ALLOC_MMAP && p && rate > 1) {
+		if (!counts(len) || !(w = weigh(len)))
+			return;
+	}
+	nusku_sampler_alloc((uintptr_t)p, len, w, fn, (uintptr_t)frame,
+			    __atomic_exchange_n(&dropped, 0, __ATOMIC_RELAXED));
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p;
+
+	if (unlikely(!init() || !next.mmap))
+		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	p = next.mmap(addr, len, prot, flags, fd, off);
+	if (rate && (flags & MAP_ANONYMOUS))
+		map_made(p == MAP_FAILED ? NULL : p, len,
+			 !prot || (flags & MAP_NORESERVE) ? NSK_ALLOC_RESERVE : NSK_ALLOC_MMAP,
+			 __builtin_frame_address(0));
+	return p;
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+	__attribute__((alias("mmap")));
+
+EXPORT int munmap(void *addr, size_t len)
+{
+	int rc;
+
+	if (unlikely(!init() || !next.munmap))
+		return (int)syscall(SYS_munmap, addr, len);
+	rc = next.munmap(addr, len);
+	if (rate && !rc && !tl_inside)
+		nusku_sampler_free((uintptr_t)addr, NSK_ALLOC_MUNMAP, len);
+	return rc;
+}
+
+/* Writable: a commit (kept by record/alloc.c inside a reservation only);
+ * PROT_NONE: its end; read-only or executable (RELRO, JIT code): no
+ * memory. */
+EXPORT int mprotect(void *addr, size_t len, int prot)
+{
+	int rc;
+
+	if (unlikely(!init() || !next.mprotect))
+		return (int)syscall(SYS_mprotect, addr, len, prot);
+	rc = next.mprotect(addr, len, prot);
+	if (!rate || rc || tl_inside)
+		return rc;
+	if (!prot)
+		nusku_sampler_free((uintptr_t)addr, NSK_ALLOC_MPROTECT, len);
+	else if (prot & PROT_WRITE)
+		map_made(addr, len, NSK_ALLOC_MPROTECT, __builtin_frame_address(0));
+	return rc;
+}
+
+/* The break moved by the program itself: what it grew is allocated, what
+ * it shrank released (malloc moves it from inside libc, unseen here). */
+static void break_moved(char *from, char *to, void *frame)
+{
+	if (to > from)
+		map_made(from, (size_t)(to - from), NSK_ALLOC_BRK, frame);
+	else if (to < from && !tl_inside)
+		nusku_sampler_free((uintptr_t)to, NSK_ALLOC_BRK, (size_t)(from - to));
+}
+
+EXPORT void *sbrk(intptr_t incr)
+{
+	char *old;
+
+	if (unlikely(!init() || !next.sbrk)) {
+		errno = ENOMEM; /* not before the C library is found */
+		return (void *)-1;
+	}
+	old = next.sbrk(incr);
+	if (rate && old != (char *)-1 && incr)
+		break_moved(old, old + incr, __builtin_frame_address(0));
+	return old;
+}
+
+EXPORT int brk(void *addr)
+{
+	char *old;
+	int rc;
+
+	if (unlikely(!init() || !next.brk || !next.sbrk)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	old = next.sbrk(0);
+	rc = next.brk(addr);
+	if (rate && !rc && old != (char *)-1)
+		break_moved(old, addr, __builtin_frame_address(0));
+	return rc;
 }
 
 /* ---- C++ operator new -------------------------------------------------- */

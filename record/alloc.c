@@ -53,6 +53,7 @@
 #include "record/alloc_reserve.h"
 #include "record/alloc_go.h"
 #include "record/alloc_sampler.h"
+#include "record/pidset.h"
 #include "record/session.h"
 
 struct stack_slot {
@@ -75,7 +76,10 @@ struct alloc_state {
 	struct nsk_session *s;
 	struct alloc_bpf *skel;
 	struct nsk_alloc_attach *attach;
-	struct bpf_link *sys_exit;
+	struct bpf_link *sys_exit; /* NULL until a process needs it */
+	/* processes the sampler covers: it tells their mappings itself, so
+	 * sys_exit's records of them are dropped */
+	struct nsk_pidset covered;
 	int stacks_fd;
 	/* the walk the record being handled carried itself, if it did
 	 * (stack_id NSK_ALLOC_STACK_INLINE) */
@@ -418,6 +422,11 @@ static int from_allocator(struct alloc_state *st, const struct nsk_ev_alloc *e)
 
 	if (!st->sampler)
 		return 0;
+	/* told by the sampler: old_addr is the call site of the exported
+	 * function, and the walk starts in the sampler itself */
+	if (e->hdr.type == NSK_EV_ALLOC_SAMPLED)
+		return e->old_addr &&
+		       is_allocator(nsk_session__module_of(st->s, e->pid, e->time, e->old_addr), 1);
 	if (e->old_addr) {
 		path = nsk_session__module_of(st->s, e->pid, e->time, e->old_addr);
 		/* a break moved from code we cannot place: the loader's, as
@@ -433,6 +442,13 @@ static int from_allocator(struct alloc_state *st, const struct nsk_ev_alloc *e)
 	return is_allocator(nsk_session__module_of(st->s, e->pid, e->time, ips[0]), 0);
 }
 
+/* A mapping kind: what sys_exit sees, or the sampler tells of. */
+static int is_mapping(uint32_t fn)
+{
+	return fn == NSK_ALLOC_MMAP || fn == NSK_ALLOC_RESERVE || fn == NSK_ALLOC_MPROTECT ||
+	       fn == NSK_ALLOC_BRK || fn == NSK_ALLOC_MUNMAP;
+}
+
 static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e,
 		    const struct nsk_ev_ustack *copy)
 {
@@ -443,10 +459,12 @@ static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e,
 	r.alloc.pid = e->pid;
 	r.alloc.tid = e->tid;
 	r.alloc.fn = e->fn;
-	if (e->fn == NSK_ALLOC_BRK)
+	if (e->hdr.type == NSK_EV_ALLOC && is_mapping(e->fn) &&
+	    nsk_pidset__has(&st->covered, e->pid))
+		return 0; /* the sampler tells this process's mappings */
+	if (e->fn == NSK_ALLOC_BRK && e->hdr.type == NSK_EV_ALLOC)
 		return on_brk(st, e, &r);
-	if (e->fn == NSK_ALLOC_MMAP || e->fn == NSK_ALLOC_RESERVE ||
-	    e->fn == NSK_ALLOC_MPROTECT) {
+	if (is_mapping(e->fn)) {
 		if (from_allocator(st, e))
 			return 0;
 		if (e->fn == NSK_ALLOC_MPROTECT &&
@@ -465,8 +483,9 @@ static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e,
 		r.alloc.addr = e->addr;
 		r.alloc.size = e->size;
 		r.alloc.weight = e->weight;
-		r.alloc.stack_id = syscall_stack_of(st, e->pid, e->time, e->stack_id,
-						    e->old_addr);
+		r.alloc.stack_id = e->hdr.type == NSK_EV_ALLOC_SAMPLED ?
+			stack_of(st, e->pid, e->time, e->stack_id, copy, e->old_addr) :
+			syscall_stack_of(st, e->pid, e->time, e->stack_id, e->old_addr);
 		return nsk_session__emit(st->s, &r);
 	}
 	if (e->hdr.type == NSK_EV_ALLOC_SAMPLED) {
@@ -521,6 +540,11 @@ static int on_event(void *ctx, void *data, size_t len)
 	} else if (h->type == NSK_EV_FREE && len >= sizeof(struct nsk_ev_free)) {
 		const struct nsk_ev_free *f = data;
 
+		/* once sys_exit runs (for another process), a covered
+		 * process's unmappings come from both: the sampler's count */
+		if (!f->sampler && is_mapping(f->fn) &&
+		    nsk_pidset__has(&st->covered, f->pid))
+			return 0;
 		if (f->fn == NSK_ALLOC_MUNMAP)
 			err = nsk_alloc_reserve__remove(&st->reserved, f->pid,
 							f->addr, f->size);
@@ -714,6 +738,7 @@ static void alloc_stop(void *state)
 		close(st->sampler_fd);
 	nsk_alloc_attach__free(st->attach);
 	bpf_link__destroy(st->sys_exit);
+	nsk_pidset__free(&st->covered);
 	alloc_bpf__destroy(st->skel);
 	slots_clear(st);
 	free(st->slots);
@@ -743,6 +768,17 @@ static int note_go(struct alloc_state *st, uint32_t pid, const char *file)
 		return 0;
 	snprintf(st->go[st->ngo++], sizeof(st->go[0]), "%s", path);
 	return write_meta(st, "alloc.go", path);
+}
+
+/* The kernel-side mmap, munmap, brk and mprotect probe, attached the
+ * first time a process needs it: it runs for every syscall of the machine
+ * (bpf/alloc.bpf.c), which a process the sampler covers does not need. */
+static int sys_exit_on(struct alloc_state *st)
+{
+	if (st->sys_exit)
+		return 0;
+	st->sys_exit = bpf_program__attach(st->skel->progs.alloc_sys_exit);
+	return st->sys_exit ? 0 : -errno;
 }
 
 static int alloc_start(struct nsk_session *s, void **state)
@@ -798,11 +834,6 @@ static int alloc_start(struct nsk_session *s, void **state)
 		if (err)
 			goto cleanup;
 	}
-	st->sys_exit = bpf_program__attach(st->skel->progs.alloc_sys_exit);
-	if (!st->sys_exit) {
-		err = -errno;
-		goto cleanup;
-	}
 	err = nsk_alloc_attach__new(&progs, &st->attach);
 	if (err)
 		goto cleanup;
@@ -834,6 +865,12 @@ static int alloc_start(struct nsk_session *s, void **state)
 		} else if (!err && !nsk_alloc_sampler__resolve(path, elf, sizeof(elf))) {
 			err = nsk_alloc_attach__program(st->attach, elf, st->root);
 		}
+	}
+	/* under the sampler, only once a process it cannot reach comes */
+	if (err >= 0 && !st->sampler) {
+		int e = sys_exit_on(st);
+
+		err = e ? e : err;
 	}
 	if (err < 0)
 		goto cleanup;
@@ -888,9 +925,13 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid,
 		if (ok == -ENOENT || ok == -ESRCH)
 			return 0; /* already gone */
 		if (ok > 0)
-			return 0; /* the sampler covers it */
+			return nsk_pidset__add(&st->covered, pid); /* the sampler covers it */
+		nsk_pidset__remove(&st->covered, pid);
 		if (ok < 0)
 			snprintf(why, sizeof(why), "%s", strerror(-ok));
+		err = sys_exit_on(st);
+		if (err)
+			return err;
 	}
 	if (how == NSK_PROC_FORKED) {
 		/* A fork runs its parent's program: without the sampler its

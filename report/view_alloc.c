@@ -135,7 +135,7 @@ static int site_table(struct nsk_report *rep)
 		"   'aligned_alloc', 'posix_memalign', 'memalign', 'valloc', 'pvalloc',"
 		"   '__libc_malloc', '__libc_calloc', '__libc_realloc', '__libc_memalign',"
 		"   'operator new', 'operator new[]', '_Znwm', '_Znam', 'mmap', 'mmap64',"
-		"   '__mmap', 'sbrk', '__sbrk', 'brk', '__brk'))"
+		"   '__mmap', '__mmap64', 'sbrk', '__sbrk', 'brk', '__brk'))"
 		" ORDER BY sf.pos LIMIT 1),"
 		" (SELECT leaf_func_id FROM stack WHERE id = x.stack_id))"
 		" FROM (SELECT DISTINCT stack_id FROM f_alloc WHERE " HEAP ") x",

@@ -81,7 +81,7 @@ struct nsk_ev_free {
 	__u64 addr;
 	__u64 size; /* munmap/brk: length of the range; 0 otherwise */
 	__u32 fn;   /* enum nsk_alloc_fn: FREE, REALLOC, MUNMAP, BRK */
-	__u32 pad;
+	__u32 sampler; /* 1: told by the preloaded sampler, 0: by a probe */
 };
 
 _Static_assert(sizeof(struct nsk_ev_alloc) == 64, "nsk_ev_alloc size");

@@ -18,8 +18,17 @@
  *             site's return address is at frame + 8, the caller's frame
  *             pointer at frame, its stack pointer is frame + 16
  *     dropped samples not reported since the last call (table full)
- *   nusku_sampler_free(addr, fn)
- *     a sampled block released (fn FREE or REALLOC)
+ *   nusku_sampler_free(addr, fn, size)
+ *     a sampled block released (fn FREE or REALLOC, size 0), or a range
+ *     of size bytes the program unmapped (fn MUNMAP), made PROT_NONE
+ *     again (MPROTECT) or gave back by moving its break (BRK)
+ *
+ * The program's own mappings go to nusku_sampler_alloc too: an anonymous
+ * mmap (fn MMAP, sampled by bytes like an allocation; RESERVE for
+ * PROT_NONE or MAP_NORESERVE, always), an mprotect that makes a range
+ * writable (MPROTECT, always) and a break moved up (BRK, addr the old
+ * break, size what it grew, always).  The allocator's own mappings are
+ * made inside libc, past the interposed symbols, and never come here.
  */
 #ifndef NUSKU_EVENTS_SAMPLER_H
 #define NUSKU_EVENTS_SAMPLER_H

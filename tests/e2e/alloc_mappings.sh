@@ -1,0 +1,47 @@
+#!/bin/sh
+# The program's own mappings under the preloaded sampler: the library tells
+# its mmap, munmap and mprotect calls itself, so the kernel-side syscall
+# probe (which runs for every syscall of the machine) is not attached at
+# all while every process is the sampler's; it is attached once a process
+# the sampler cannot reach (a static binary) is recorded, and then the
+# sampler's processes are not counted twice.  alloc_sites' site_mmap makes
+# 3 anonymous mappings of 1 MiB and unmaps 2, by construction.
+. "$TOP_SRCDIR/tests/e2e/lib.sh"
+. "$TOP_SRCDIR/tests/e2e/record_lib.sh"
+. "$TOP_SRCDIR/tests/e2e/alloc_lib.sh"
+need_bpf
+[ -x "$WORKLOADS/alloc_sites_static" ] || skip "no static build of alloc_sites"
+
+# runs COST_KEY FILE: the run count nusku info gives a program's cost
+runs() {
+	"$NUSKU" info "$2" | awk -v k="cost.bpf.$1" '$1 == k { print $3 }'
+}
+
+out=$TMPD/dyn.nsk
+"$NUSKU" record -q -e alloc --alloc-sample 1 -o "$out" -- "$WORKLOADS/alloc_sites" 20 ||
+	fail "record exited $?"
+"$NUSKU" report "$out" --by alloc-site --format csv >"$TMPD/dyn.csv" 2>/dev/null || fail "report"
+assert_site "$TMPD/dyn.csv" site_mmap allocs 3
+assert_site "$TMPD/dyn.csv" site_mmap bytes 3145728
+assert_site "$TMPD/dyn.csv" site_mmap frees 2
+n=$(runs alloc_sys_exit "$out")
+[ "$n" = 0 ] || fail "the syscall probe ran $n times under the sampler alone"
+echo "ok: the sampler alone tells site_mmap's mappings; the syscall probe never ran"
+
+out=$TMPD/mix.nsk
+"$NUSKU" record -q -e alloc --alloc-sample 1 -o "$out" -- sh -c \
+	"'$WORKLOADS/alloc_sites_static' 20 && '$WORKLOADS/alloc_sites' 20" 2>"$TMPD/err" ||
+	fail "record of both exited $?: $(cat "$TMPD/err")"
+"$NUSKU" report "$out" --by leaks --format csv >"$TMPD/mix.csv" 2>/dev/null || fail "report --by leaks"
+# the dynamic one: once, from the sampler (the syscall probe saw it too)
+rows=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$c["process"] == "alloc_sites" && $c["site"] == "site_mmap" { print $c["exit_bytes"] }' "$TMPD/mix.csv")
+[ "$rows" = 1048576 ] || fail "alloc_sites' site_mmap live at exit: '$rows', want 1048576 once"
+n=$(runs alloc_sys_exit "$out")
+[ "${n:-0}" -gt 0 ] || fail "the syscall probe never ran for the static binary"
+"$NUSKU" report "$out" --format csv -q "SELECT count(*) FROM alloc WHERE fn = 'mmap' AND
+	size = 1048576 AND pid IN (SELECT pid FROM process WHERE comm = 'alloc_sites')" \
+	>"$TMPD/n.csv" 2>/dev/null ||
+	fail "--sql"
+[ "$(tail -1 "$TMPD/n.csv")" = 3 ] || fail "alloc_sites' 1 MiB mappings: $(tail -1 "$TMPD/n.csv"), want 3"
+echo "alloc_mappings: ok"
