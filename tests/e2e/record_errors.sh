@@ -36,6 +36,18 @@ fi
 "$NUSKU" record -q -e cpu -o "$TMPD/s.nsk" -- sh -c 'kill -9 $$'
 [ $? = 137 ] || fail "death by SIGKILL not passed through as 137"
 dump "$TMPD/s.nsk" "$TMPD/dump"
+# killed by someone else (here the test, by its pid): 128 + 15
+"$NUSKU" record -q -e cpu -o "$TMPD/s.nsk" -- \
+	sh -c 'echo $$ > "$0"; exec sleep 30' "$TMPD/prog.pid" &
+rec=$!
+i=0
+while [ ! -s "$TMPD/prog.pid" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -s "$TMPD/prog.pid" ] || fail "the program never started"
+kill -TERM "$(cat "$TMPD/prog.pid")"
+wait $rec
+st=$?
+[ $st = 143 ] || fail "program killed by another's SIGTERM: record exited $st, expected 143"
+dump "$TMPD/s.nsk" "$TMPD/dump"
 echo "ok: exit statuses"
 
 # SIGTERM to the recorder: the file is complete
@@ -50,6 +62,17 @@ st=$?
 echo "ok: SIGTERM: record exited $st"
 dump "$TMPD/t.nsk" "$TMPD/dump"
 [ "$(grep -c '^sample' "$TMPD/dump")" -ge 100 ] || fail "SIGTERM: too few samples"
+# SIGINT to the recorder alone (Ctrl-C reaches the program too; kill -INT
+# does not): Nusku ends the program with SIGTERM, 143
+"$NUSKU" record -q -e cpu -o "$TMPD/i.nsk" -- sleep 30 &
+rec=$!
+sleep 1
+kill -INT $rec
+wait $rec
+st=$?
+[ $st = 143 ] || fail "SIGINT: record exited $st, expected 143 (the program's SIGTERM)"
+dump "$TMPD/i.nsk" "$TMPD/dump"
+echo "ok: SIGINT: record exited $st"
 
 # --duration ends the recording (and the launched program)
 "$NUSKU" record -q -e cpu -d 1 -o "$TMPD/d.nsk" -- "$WORKLOADS/cpu_hot" 20
