@@ -37,7 +37,7 @@ st=$?
 one_line_error $st "$TMPD/err" "-F 100000" "at most 20000 Hz"
 [ $st = 2 ] || fail "-F 100000: status $st, not 2"
 # a kernel thread has no user space: said, instead of an empty profile
-kt=$(pgrep -x kthreadd | head -n 1)
+kt=$(grep -lx kthreadd /proc/[0-9]*/comm 2> /dev/null | head -n 1 | cut -d / -f 3)
 if [ -n "$kt" ]; then
 	"$NUSKU" record -q -e cpu -d 1 -o "$TMPD/x.nsk" -p "$kt" 2> "$TMPD/err"
 	one_line_error $? "$TMPD/err" "kernel thread" "pid $kt (kthreadd) is a kernel thread"
