@@ -296,7 +296,8 @@ int nsk_own__scan(struct nsk_own *o)
 	int err = for_each_prog_fd(learn, o);
 
 	err = err ?: learn_others(o);
-	qsort(o->ranges, o->nranges, sizeof(*o->ranges), cmp_range);
+	if (o->nranges) /* none without the programs' info: ranges NULL */
+		qsort(o->ranges, o->nranges, sizeof(*o->ranges), cmp_range);
 	o->scanned_ns = now_ns();
 	return err;
 }

@@ -726,7 +726,9 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	/* kallsyms loaded meanwhile, in a thread; if it is not done, wait
 	 * here rather than on the first kernel frame, when the consumer
 	 * stalling lets the ring buffers fill (and stack copies go first). */
-	nsk_stacks__kallsyms(s->stk);
+	err = nsk_session__check_kallsyms(s);
+	if (err)
+		goto cleanup;
 	err = nsk_target__release(s);
 	if (err)
 		goto cleanup;

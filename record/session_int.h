@@ -136,6 +136,9 @@ void nsk_proc__free_all(struct nsk_session *s);
 
 /* session_stacks.c: the sink and the stack room, made for s. */
 int nsk_session__stacks_init(struct nsk_session *s);
+/* With kernel stacks on and no kernel symbols to name them (kallsyms
+ * hidden or unreadable): one warning line and META kernel_stacks.error. */
+int nsk_session__check_kallsyms(struct nsk_session *s);
 
 /* status.c: the one-line live status on a terminal. */
 void nsk_status__update(struct nsk_session *s, uint64_t now, int final);

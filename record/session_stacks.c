@@ -2,6 +2,7 @@
  * process table as the room's source of address spaces, and the calls of
  * record/session.h that signals make with their stacks. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "record/own.h"
@@ -131,6 +132,54 @@ int nsk_session__warm_module(struct nsk_session *s, const char *path)
 struct nsk_kallsyms *nsk_session__kallsyms(struct nsk_session *s)
 {
 	return nsk_stacks__kallsyms(s->stk);
+}
+
+static int read_sysctl(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+int nsk_session__check_kallsyms(struct nsk_session *s)
+{
+	struct nsk_record rec = { .type = NSK_REC_META };
+	static const char key[] = "kernel_stacks.error";
+	int err, restrict_;
+	char why[160];
+
+	if (!s->opts.kernel_stacks)
+		return 0;
+	err = nsk_kallsyms__err(nsk_stacks__kallsyms(s->stk));
+	if (!err)
+		return 0;
+	/* kallsyms_show_value(): kptr_restrict 2 hides the addresses from
+	 * everyone, below that CAP_SYSLOG shows them (kptr_restrict 0 also
+	 * perf_event_paranoid <= 1) */
+	restrict_ = read_sysctl("/proc/sys/kernel/kptr_restrict");
+	if (err == -EPERM && restrict_ >= 2)
+		snprintf(why, sizeof(why), "/proc/kallsyms hides its addresses "
+			 "from everyone (kernel.kptr_restrict=%d)", restrict_);
+	else if (err == -EPERM)
+		snprintf(why, sizeof(why), "/proc/kallsyms shows this user no "
+			 "addresses (kernel.kptr_restrict=%d: needs CAP_SYSLOG)",
+			 restrict_);
+	else
+		snprintf(why, sizeof(why), "no symbols in /proc/kallsyms (%s)",
+			 strerror(-err));
+	fprintf(stderr, "nusku: record: warning: kernel frames will be unnamed: "
+		"%s\n", why);
+	rec.meta.key.data = (const uint8_t *)key;
+	rec.meta.key.len = (uint32_t)strlen(key);
+	rec.meta.value.data = (const uint8_t *)why;
+	rec.meta.value.len = (uint32_t)strlen(why);
+	return nsk_session__emit(s, &rec);
 }
 
 int nsk_session__own_sample(struct nsk_session *s, const uint64_t *kips,

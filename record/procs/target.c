@@ -168,14 +168,83 @@ static int launch(struct nsk_session *s)
 	return add_target(s, pid);
 }
 
+#define PF_KTHREAD_FLAG 0x00200000u /* include/linux/sched.h */
+
+/* The flags field of /proc/PID/stat (the 9th, after the parenthesised
+ * name, which may hold spaces and parentheses itself), and the name. */
+static int read_stat_flags(pid_t pid, unsigned int *flags, char *comm,
+			   size_t len)
+{
+	char path[64], buf[1024], *lp, *rp;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	lp = strchr(buf, '(');
+	rp = strrchr(buf, ')');
+	if (!lp || !rp || rp < lp ||
+	    sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %u", flags) != 1)
+		return -EIO;
+	snprintf(comm, len, "%.*s", (int)(rp - lp - 1), lp + 1);
+	return 0;
+}
+
+/* What a recording of an existing process needs beyond the BPF
+ * privileges, checked now so the error names it: a process with user
+ * space (a kernel thread has none: its profile would be empty), and its
+ * memory map, which the kernel's ptrace access check guards (CAP_PERFMON
+ * passes it for most processes, not for every init): without it no user
+ * frame of the process can be named. */
+static int check_attachable(struct nsk_session *s, pid_t pid)
+{
+	unsigned int flags = 0;
+	char path[64], comm[64];
+	int fd, err;
+
+	err = read_stat_flags(pid, &flags, comm, sizeof(comm));
+	if (err == -ENOENT)
+		return nsk_session__fail(s, -ESRCH, "no such process: %d", (int)pid);
+	if (err)
+		return nsk_session__fail(s, err, "cannot read /proc/%d/stat: %s",
+					 (int)pid, strerror(-err));
+	if (flags & PF_KTHREAD_FLAG)
+		return nsk_session__fail(s, -EINVAL,
+			"pid %d (%s) is a kernel thread: it has no user space, "
+			"a profile of it would be empty", (int)pid, comm);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		if (err == -EACCES || err == -EPERM)
+			return nsk_session__fail(s, err,
+				"cannot read %s: %s (the kernel's ptrace access "
+				"check; without its memory map none of its code "
+				"can be named)", path, strerror(-err));
+		return nsk_session__fail(s, err == -ENOENT ? -ESRCH : err,
+					 "cannot read %s: %s", path, strerror(-err));
+	}
+	close(fd);
+	return 0;
+}
+
 static int attach(struct nsk_session *s)
 {
 	pid_t pid = s->opts.pid;
-	char path[64];
+	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (pid <= 0 || access(path, R_OK))
+	if (pid <= 0)
 		return nsk_session__fail(s, -ESRCH, "no such process: %d", (int)pid);
+	err = check_attachable(s, pid);
+	if (err)
+		return err;
 	s->root = pid;
 	s->pidfd = pidfd_open(pid);
 	if (s->pidfd < 0)

@@ -20,6 +20,7 @@ struct nsk_kallsyms {
 	char *arena; /* all names, NUL-separated; grows geometrically */
 	size_t used, size;
 	uint64_t rodata, rodata_end; /* the kernel's read-only data, 0 unknown */
+	int err; /* why there are no symbols: see nsk_kallsyms__err() */
 };
 
 /* Copies s into the arena; returns its offset, or (size_t)-1. */
@@ -67,6 +68,7 @@ int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out)
 	size_t vmlinux, last_mod;
 	unsigned long long addr;
 	FILE *f = NULL;
+	size_t lines = 0, zeros = 0;
 	char type;
 	int err = 0;
 
@@ -78,14 +80,21 @@ int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out)
 		goto done;
 	}
 	f = fopen(path ? path : "/proc/kallsyms", "re");
-	if (!f)
-		goto done; /* no kernel symbols: frames stay unresolved */
+	if (!f) {
+		k->err = -errno; /* no kernel symbols: frames stay unresolved */
+		goto done;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		int n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type,
 			       name, mod);
 
-		if (n < 3 || !addr)
+		if (n < 3)
 			continue;
+		lines++;
+		if (!addr) {
+			zeros++;
+			continue;
+		}
 		/* the bounds of read-only data (record/sctable.c searches it) */
 		if (n == 3 && !strcmp(name, "__start_rodata"))
 			k->rodata = addr;
@@ -125,6 +134,9 @@ int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out)
 	}
 	if (k->n)
 		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
+	else
+		/* every address 0: the kernel hides them from this reader */
+		k->err = lines && zeros == lines ? -EPERM : -ENOENT;
 done:
 	if (f)
 		fclose(f);
@@ -134,6 +146,11 @@ done:
 	}
 	*out = k;
 	return 0;
+}
+
+int nsk_kallsyms__err(const struct nsk_kallsyms *k)
+{
+	return k ? k->err : -ENOENT;
 }
 
 int nsk_kallsyms__find(const struct nsk_kallsyms *k, uint64_t addr,

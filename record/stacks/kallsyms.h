@@ -21,6 +21,12 @@ int nsk_kallsyms__load_async(struct nsk_kallsyms_loader **out);
 struct nsk_kallsyms *nsk_kallsyms__take(struct nsk_kallsyms_loader *l);
 void nsk_kallsyms_loader__free(struct nsk_kallsyms_loader *l);
 
+/* Why a table has no symbols: 0 when it has some, -EPERM when the file
+ * listed them with every address 0 (kernel.kptr_restrict, or a reader
+ * without CAP_SYSLOG), fopen's -errno when it could not be read, -ENOENT
+ * when it listed none (also for a NULL table). */
+int nsk_kallsyms__err(const struct nsk_kallsyms *k);
+
 /* The function containing addr and its module ("vmlinux" for the kernel
  * itself); 0 when unknown. */
 int nsk_kallsyms__find(const struct nsk_kallsyms *k, uint64_t addr,

@@ -25,6 +25,9 @@ PY
 }
 
 js=$TOP_SRCDIR/tests/workloads/jit_fib.js
+# node writes its V8 log (isolate-*-v8.log) where it runs: here, not in the
+# build tree (make distcheck fails on files left there)
+cd "$TMPD" || fail "cannot enter $TMPD"
 "$NUSKU" record -q -e cpu -o "$TMPD/n.nsk" -- "$NODE" --perf-basic-prof "$js" 1 \
 	>"$TMPD/out" || fail "record exited $?"
 # node leaves its map behind: take ours away before reporting

@@ -30,11 +30,81 @@ if command -v setpriv > /dev/null; then
 	one_line_error $? "$TMPD/err" "unprivileged" "CAP_BPF"
 fi
 
+# messages that name the real cause
+# an absurd rate: refused, not recorded with most samples lost
+"$NUSKU" record -q -e cpu -F 100000 -o "$TMPD/x.nsk" -- true 2> "$TMPD/err"
+st=$?
+one_line_error $st "$TMPD/err" "-F 100000" "at most 20000 Hz"
+[ $st = 2 ] || fail "-F 100000: status $st, not 2"
+# a kernel thread has no user space: said, instead of an empty profile
+kt=$(grep -lx kthreadd /proc/[0-9]*/comm 2> /dev/null | head -n 1 | cut -d / -f 3)
+if [ -n "$kt" ]; then
+	"$NUSKU" record -q -e cpu -d 1 -o "$TMPD/x.nsk" -p "$kt" 2> "$TMPD/err"
+	one_line_error $? "$TMPD/err" "kernel thread" "pid $kt (kthreadd) is a kernel thread"
+else
+	echo "no kthreadd here: kernel-thread case not tried"
+fi
+# a process whose memory map the kernel's ptrace rules hide: the error
+# names the file and the errno, not privileges the recorder has.  Only
+# pid 1 is hidden so on some machines (a VM's init); elsewhere not tried.
+try_hidden_maps() { # WHAT CMD-PREFIX...
+	what=$1
+	shift
+	if "$@" sh -c 'exec 3< /proc/1/maps' 2> /dev/null; then
+		echo "$what: /proc/1/maps readable here: not tried"
+		return 0
+	fi
+	"$@" "$NUSKU" record -q -e cpu -d 1 -o "$TMPD/h.nsk" -p 1 2> "$TMPD/err"
+	one_line_error $? "$TMPD/err" "$what" "cannot read /proc/1/maps: Permission denied"
+}
+try_hidden_maps "-p 1, root"
+if command -v setpriv > /dev/null; then
+	# CAP_BPF + CAP_PERFMON only: enough to record, not to read pid 1
+	try_hidden_maps "-p 1, CAP_BPF + CAP_PERFMON" setpriv --reuid=65534 \
+		--regid=65534 --clear-groups --inh-caps=-all,+bpf,+perfmon \
+		--ambient-caps=-all,+bpf,+perfmon
+	# kernel addresses hidden from a user without CAP_SYSLOG: one warning
+	if [ "$(cat /proc/sys/kernel/kptr_restrict)" -ge 1 ] ||
+	   [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
+		mkdir "$TMPD/nobody" && chown 65534:65534 "$TMPD/nobody" ||
+			fail "cannot make a directory for uid 65534"
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			--inh-caps=-all,+bpf,+perfmon --ambient-caps=-all,+bpf,+perfmon \
+			"$NUSKU" record -q -e cpu -o "$TMPD/nobody/u.nsk" -- true 2> "$TMPD/err" ||
+			fail "CAP_BPF + CAP_PERFMON: status $?: $(cat "$TMPD/err")"
+		[ "$(grep -c 'kernel frames will be unnamed' "$TMPD/err")" = 1 ] ||
+			fail "hidden kallsyms: no one warning line: $(cat "$TMPD/err")"
+		grep 'kernel frames' "$TMPD/err" | grep -q 'kptr_restrict' ||
+			fail "hidden kallsyms: the warning does not say why: $(cat "$TMPD/err")"
+		dump "$TMPD/nobody/u.nsk" "$TMPD/dump"
+		grep -q 'kernel_stacks.error' "$TMPD/dump" ||
+			fail "hidden kallsyms: no META kernel_stacks.error"
+		echo "ok: hidden kallsyms: $(grep 'kernel frames' "$TMPD/err")"
+	fi
+	# as root, kallsyms has addresses: no such warning
+	"$NUSKU" record -q -e cpu -o "$TMPD/x.nsk" -- true 2> "$TMPD/err" ||
+		fail "root: status $?"
+	! grep -q 'kernel frames will be unnamed' "$TMPD/err" ||
+		fail "root: kallsyms warning: $(cat "$TMPD/err")"
+fi
+
 # the program's status, and a program killed by a signal (128 + 9)
 "$NUSKU" record -q -e cpu -o "$TMPD/s.nsk" -- sh -c 'exit 7'
 [ $? = 7 ] || fail "exit status 7 not passed through"
 "$NUSKU" record -q -e cpu -o "$TMPD/s.nsk" -- sh -c 'kill -9 $$'
 [ $? = 137 ] || fail "death by SIGKILL not passed through as 137"
+dump "$TMPD/s.nsk" "$TMPD/dump"
+# killed by someone else (here the test, by its pid): 128 + 15
+"$NUSKU" record -q -e cpu -o "$TMPD/s.nsk" -- \
+	sh -c 'echo $$ > "$0"; exec sleep 30' "$TMPD/prog.pid" &
+rec=$!
+i=0
+while [ ! -s "$TMPD/prog.pid" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -s "$TMPD/prog.pid" ] || fail "the program never started"
+kill -TERM "$(cat "$TMPD/prog.pid")"
+wait $rec
+st=$?
+[ $st = 143 ] || fail "program killed by another's SIGTERM: record exited $st, expected 143"
 dump "$TMPD/s.nsk" "$TMPD/dump"
 echo "ok: exit statuses"
 
@@ -50,6 +120,17 @@ st=$?
 echo "ok: SIGTERM: record exited $st"
 dump "$TMPD/t.nsk" "$TMPD/dump"
 [ "$(grep -c '^sample' "$TMPD/dump")" -ge 100 ] || fail "SIGTERM: too few samples"
+# SIGINT to the recorder alone (Ctrl-C reaches the program too; kill -INT
+# does not): Nusku ends the program with SIGTERM, 143
+"$NUSKU" record -q -e cpu -o "$TMPD/i.nsk" -- sleep 30 &
+rec=$!
+sleep 1
+kill -INT $rec
+wait $rec
+st=$?
+[ $st = 143 ] || fail "SIGINT: record exited $st, expected 143 (the program's SIGTERM)"
+dump "$TMPD/i.nsk" "$TMPD/dump"
+echo "ok: SIGINT: record exited $st"
 
 # --duration ends the recording (and the launched program)
 "$NUSKU" record -q -e cpu -d 1 -o "$TMPD/d.nsk" -- "$WORKLOADS/cpu_hot" 20

@@ -61,9 +61,10 @@ check() { # BUILD
 	assert_site "$f.csv" leaf bytes $((R * 200)) $((slack * 200))
 	assert_site "$f.csv" copy_name allocs $R $slack
 	assert_site "$f.csv" copy_name bytes $((R * 41)) $((slack * 41))
-	assert_site "$f.csv" open_file allocs $((R / 10)) $((R / 1000))
-	assert_site "$f.csv" keep_name exit_allocs $((R / 100)) $((R / 10000))
-	assert_site "$f.csv" keep_name exit_bytes $((R / 100 * 41)) $((R / 10000 * 41))
+	# the lost stack copies may fall on any site, the small ones too
+	assert_site "$f.csv" open_file allocs $((R / 10)) $((R / 1000 + ${lost:-0}))
+	assert_site "$f.csv" keep_name exit_allocs $((R / 100)) $((R / 10000 + ${lost:-0}))
+	assert_site "$f.csv" keep_name exit_bytes $((R / 100 * 41)) $(((R / 10000 + ${lost:-0}) * 41))
 	for site in leaf copy_name open_file keep_name; do
 		want="main;outer;inner;leaf"
 		[ $site = leaf ] || want="$want;$site"

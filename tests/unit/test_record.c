@@ -104,11 +104,44 @@ START_TEST(kallsyms_lookup)
 	ck_assert_int_eq(nsk_kallsyms__find(k, 0xffffffffc0000010ull, &name, &mod), 1);
 	ck_assert_str_eq(name, "ext4_thing");
 	ck_assert_str_eq(mod, "ext4");
+	ck_assert_int_eq(nsk_kallsyms__err(k), 0);
 	nsk_kallsyms__free(k);
 	/* an unreadable file: an empty table, not an error */
 	ck_assert_int_eq(nsk_kallsyms__load("/nonexistent/kallsyms", &k), 0);
 	ck_assert_int_eq(nsk_kallsyms__find(k, 0xffffffff81000150ull, &name, &mod), 0);
+	ck_assert_int_eq(nsk_kallsyms__err(k), -ENOENT);
 	nsk_kallsyms__free(k);
+}
+END_TEST
+
+/* What a reader without CAP_SYSLOG sees (kptr_restrict): every address 0,
+ * told apart from a file that lists nothing. */
+START_TEST(kallsyms_hidden)
+{
+	char path[] = "/tmp/nsk-kallsyms-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	struct nsk_kallsyms *k;
+	const char *name, *mod;
+
+	ck_assert_ptr_nonnull(f);
+	fputs("0000000000000000 T _stext\n"
+	      "0000000000000000 t do_one\n"
+	      "0000000000000000 t ext4_thing\t[ext4]\n", f);
+	fclose(f);
+	ck_assert_int_eq(nsk_kallsyms__load(path, &k), 0);
+	ck_assert_int_eq(nsk_kallsyms__count(k), 0);
+	ck_assert_int_eq(nsk_kallsyms__find(k, 0, &name, &mod), 0);
+	ck_assert_int_eq(nsk_kallsyms__err(k), -EPERM);
+	nsk_kallsyms__free(k);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	ck_assert_int_eq(nsk_kallsyms__load(path, &k), 0);
+	unlink(path);
+	ck_assert_int_eq(nsk_kallsyms__err(k), -ENOENT);
+	nsk_kallsyms__free(k);
+	ck_assert_int_eq(nsk_kallsyms__err(NULL), -ENOENT);
 }
 END_TEST
 
@@ -225,6 +258,7 @@ int main(void)
 	tcase_add_test(tc, intern_finds_what_it_added);
 	tcase_add_test(tc, durations_and_sizes);
 	tcase_add_test(tc, kallsyms_lookup);
+	tcase_add_test(tc, kallsyms_hidden);
 	tcase_add_test(tc, maps_keeps_executable_mappings);
 	tcase_add_test(tc, symbolizes_this_binary_with_its_inline_call);
 	tcase_add_test(tc, demangles_cxx_only);
