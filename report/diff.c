@@ -95,11 +95,13 @@ static const struct nsk_diff_view diff_syscall = {
 	.more = "slower",
 	.events = "calls",
 	.what = "Mann-Whitney U test of the call durations (log2 buckets as ties)",
-	.agg = "SELECT " NSK_SYSCALL_NAME_SQL("nr") ", '', t, n FROM (SELECT nr, "
-	       "sum(total_ns) AS t, sum(count) AS n FROM f_syscall_stat GROUP BY nr)",
-	.hist = "SELECT " NSK_SYSCALL_NAME_SQL("nr") ", '', bucket, n FROM ("
+	/* a.nr: a bare nr would be the name table's own inside its query */
+	.agg = "SELECT " NSK_SYSCALL_NAME_SQL("a.nr") ", '', a.t, a.n FROM (SELECT "
+	       "nr, sum(total_ns) AS t, sum(count) AS n FROM f_syscall_stat "
+	       "GROUP BY nr) a",
+	.hist = "SELECT " NSK_SYSCALL_NAME_SQL("a.nr") ", '', a.bucket, a.n FROM ("
 		"SELECT s.nr, h.bucket, sum(h.count) AS n FROM syscall_hist h "
-		"JOIN f_syscall_stat s ON s.id = h.stat_id GROUP BY s.nr, h.bucket)",
+		"JOIN f_syscall_stat s ON s.id = h.stat_id GROUP BY s.nr, h.bucket) a",
 };
 
 const struct nsk_diff_view *const nsk_diff_views[] = {
@@ -460,7 +462,8 @@ static int emit(struct diff *d, const struct nsk_diff_opts *o,
 		{ "new", new_l, num },
 		{ "delta", NULL, num },
 		{ "ratio", NULL, 0 },
-		{ "verdict", NULL, 0 },
+		{ "verdict", NULL, NSK_COL_DATA_ONLY },
+		{ "verdict_text", "verdict", NSK_COL_TEXT_ONLY },
 		{ "p_text", "p", NSK_COL_TEXT_ONLY },
 		{ "p", NULL, NSK_COL_DATA_ONLY },
 		{ "p_raw", NULL, NSK_COL_DATA_ONLY },
@@ -488,6 +491,8 @@ static int emit(struct diff *d, const struct nsk_diff_opts *o,
 		 "rows: a verdict where p < %g", v->what, tested, o->alpha);
 	sql = sqlite3_mprintf(
 		"SELECT k1 AS \"%w\", %s%s%s %s, round(ratio, 3) AS ratio, verdict, "
+		"CASE verdict WHEN 'no significant change' THEN 'n.s.' ELSE verdict "
+		"END AS verdict_text, "
 		"printf('%%.2g', p) AS p_text, p, p_raw, base_n AS \"%w\", "
 		"new_n AS \"%w\"%s FROM res ORDER BY verdict = 'no significant "
 		"change', abs(delta) DESC, p, k1, k2 LIMIT %ld",
@@ -513,7 +518,7 @@ static int emit(struct diff *d, const struct nsk_diff_opts *o,
 			fprintf(out->f, "# %s: base %lld, new %lld\n", v->events,
 				(long long)d->total[0], (long long)d->total[1]);
 		fprintf(out->f, "# base, new: %s; delta = new - base, ratio = new / "
-			"base\n", pct ? "share of the samples" : v->shown ==
+			"base; n.s.: no significant change\n", pct ? "share of the samples" : v->shown ==
 			NSK_DIFF_SHOW_AMOUNT ? "bytes" : "mean ns per event");
 	} else if (out->fmt == NSK_FMT_JSON) {
 		fprintf(out->f, "{\"view\": ");
