@@ -485,8 +485,8 @@ static int emit(struct diff *d, const struct nsk_diff_opts *o,
 	snprintf(new_l, sizeof(new_l), "new%s", pct ? "%" : "");
 	snprintf(bn, sizeof(bn), "base_%s", v->events);
 	snprintf(nn, sizeof(nn), "new_%s", v->events);
-	snprintf(test, sizeof(test), "%s;\n# Holm-corrected over %zu rows: a "
-		 "verdict where p < %g", v->what, tested, o->alpha);
+	snprintf(test, sizeof(test), "test: %s,\n#   Holm-corrected over %zu "
+		 "rows; a verdict where p < %g", v->what, tested, o->alpha);
 	snprintf(json_test, sizeof(json_test), "%s; Holm-corrected over %zu "
 		 "rows: a verdict where p < %g", v->what, tested, o->alpha);
 	sql = sqlite3_mprintf(
@@ -517,9 +517,9 @@ static int emit(struct diff *d, const struct nsk_diff_opts *o,
 		if (v->total)
 			fprintf(out->f, "# %s: base %lld, new %lld\n", v->events,
 				(long long)d->total[0], (long long)d->total[1]);
-		fprintf(out->f, "# base, new: %s; delta = new - base, ratio = new / "
-			"base; n.s.: no significant change\n", pct ? "share of the samples" : v->shown ==
-			NSK_DIFF_SHOW_AMOUNT ? "bytes" : "mean ns per event");
+		fprintf(out->f, "# base, new: %s; delta = new - base; ratio = new / "
+			"base\n# n.s.: no significant change\n", pct ? "share of the samples" : v->shown ==
+			NSK_DIFF_SHOW_AMOUNT ? "bytes" : "ns per event (mean)");
 	} else if (out->fmt == NSK_FMT_JSON) {
 		fprintf(out->f, "{\"view\": ");
 		nsk_out__json_str(out->f, v->name);
