@@ -68,7 +68,7 @@ static const struct nsk_diff_view diff_blocking = {
 	.report_view = "blocking",
 	.keys = { "reason", "function" },
 	.test = NSK_DIFF_RANK,
-	.shown = NSK_DIFF_SHOW_MEAN,
+	.shown = NSK_DIFF_SHOW_MEDIAN,
 	.unit = "ns",
 	.less = "faster",
 	.more = "slower",
@@ -89,12 +89,13 @@ static const struct nsk_diff_view diff_syscall = {
 	.report_view = "syscall",
 	.keys = { "syscall", NULL },
 	.test = NSK_DIFF_RANK,
-	.shown = NSK_DIFF_SHOW_MEAN,
+	.shown = NSK_DIFF_SHOW_MEDIAN,
 	.unit = "ns",
 	.less = "faster",
 	.more = "slower",
 	.events = "calls",
 	.what = "Mann-Whitney U test of the call durations (log2 buckets as ties)",
+	.log2_buckets = 1,
 	/* a.nr: a bare nr would be the name table's own inside its query */
 	.agg = "SELECT " NSK_SYSCALL_NAME_SQL("a.nr") ", '', a.t, a.n FROM (SELECT "
 	       "nr, sum(total_ns) AS t, sum(count) AS n FROM f_syscall_stat "
@@ -121,6 +122,7 @@ struct row {
 	double amount[2];
 	int64_t events[2];
 	double p, p_raw, z;
+	double median[2]; /* RANK: each side's median duration, ns */
 };
 
 struct diff {
@@ -268,9 +270,33 @@ static int read_rows(struct diff *d)
 }
 
 /* Mann-Whitney of a row's two duration samples, read as tie groups. */
+/* The median of one side of the tie groups g (values v): the value of
+ * the middle event, interpolated inside a log2 bucket as --by syscall's
+ * p50 is ([2^b, 2^(b+1)) ns).  NAN for an empty side. */
+static double median(const struct nsk_stats_tie *g, const int64_t *v,
+		     size_t n, int side, int log2)
+{
+	double tot = 0, cum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		tot += (double)(side ? g[i].c2 : g[i].c1);
+	for (size_t i = 0; i < n && tot > 0; i++) {
+		double c = (double)(side ? g[i].c2 : g[i].c1);
+
+		if (c > 0 && cum + c >= 0.5 * tot) {
+			if (!log2)
+				return (double)v[i];
+			return ldexp(1.0 + (0.5 * tot - cum) / c, (int)v[i]);
+		}
+		cum += c;
+	}
+	return NAN;
+}
+
 static int rank_test(struct diff *d, sqlite3_stmt *st, struct row *r)
 {
 	struct nsk_stats_tie *g = NULL;
+	int64_t *v = NULL;
 	size_t n = 0, cap = 0;
 	int rc, err = 0;
 
@@ -281,17 +307,22 @@ static int rank_test(struct diff *d, sqlite3_stmt *st, struct row *r)
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 256;
 			struct nsk_stats_tie *a = realloc(g, c * sizeof(*a));
+			int64_t *b;
 
-			if (!a) {
+			if (a)
+				g = a;
+			b = a ? realloc(v, c * sizeof(*b)) : NULL;
+			if (!b) {
 				snprintf(d->err, d->errlen, "out of memory");
 				err = -ENOMEM;
 				goto cleanup;
 			}
-			g = a;
+			v = b;
 			cap = c;
 		}
 		g[n].c1 = (uint64_t)sqlite3_column_int64(st, 0);
 		g[n].c2 = (uint64_t)sqlite3_column_int64(st, 1);
+		v[n] = sqlite3_column_int64(st, 2);
 		n++;
 	}
 	if (rc != SQLITE_DONE) {
@@ -301,8 +332,11 @@ static int rank_test(struct diff *d, sqlite3_stmt *st, struct row *r)
 	r->p_raw = nsk_stats__mann_whitney(g, n, &r->z);
 	/* z > 0: base's durations are the larger, new got faster */
 	r->z = -r->z;
+	for (int s = 0; s < 2; s++)
+		r->median[s] = median(g, v, n, s, d->v->log2_buckets);
 cleanup:
 	free(g);
+	free(v);
 	return err;
 }
 
@@ -314,7 +348,7 @@ static int test_rows(struct diff *d)
 
 	if (d->v->test == NSK_DIFF_RANK &&
 	    sqlite3_prepare_v2(d->db, "SELECT total(CASE side WHEN 0 THEN c END), "
-			       "total(CASE side WHEN 1 THEN c END) FROM hist "
+			       "total(CASE side WHEN 1 THEN c END), v FROM hist "
 			       "WHERE k1 = ? AND k2 = ? GROUP BY v ORDER BY v",
 			       -1, &st, NULL) != SQLITE_OK)
 		return db_fail(d, d->db);
@@ -360,9 +394,8 @@ static double shown(const struct diff *d, const struct row *r, int side)
 						(double)d->total[side] : 0;
 	case NSK_DIFF_SHOW_AMOUNT:
 		return r->amount[side];
-	case NSK_DIFF_SHOW_MEAN:
-		return r->events[side] ? r->amount[side] / (double)r->events[side]
-				       : NAN;
+	case NSK_DIFF_SHOW_MEDIAN:
+		return r->median[side];
 	}
 	return 0;
 }
@@ -498,7 +531,7 @@ static int emit(struct diff *d, const struct nsk_diff_opts *o,
 		"change', abs(delta) DESC, p, k1, k2 LIMIT %ld",
 		v->keys[0], v->keys[1] ? "k2 AS \"" : "", v->keys[1] ? v->keys[1] : "",
 		v->keys[1] ? "\"," : "", fmt, bn, nn,
-		v->shown == NSK_DIFF_SHOW_MEAN ? ", CAST(base_amount AS INTEGER) AS "
+		v->shown == NSK_DIFF_SHOW_MEDIAN ? ", CAST(base_amount AS INTEGER) AS "
 		"base_total_ns, CAST(new_amount AS INTEGER) AS new_total_ns" : "",
 		o->limit);
 	if (!sql) {
@@ -519,7 +552,7 @@ static int emit(struct diff *d, const struct nsk_diff_opts *o,
 				(long long)d->total[0], (long long)d->total[1]);
 		fprintf(out->f, "# base, new: %s; delta = new - base; ratio = new / "
 			"base\n# n.s.: no significant change\n", pct ? "share of the samples" : v->shown ==
-			NSK_DIFF_SHOW_AMOUNT ? "bytes" : "ns per event (mean)");
+			NSK_DIFF_SHOW_AMOUNT ? "bytes" : "median ns per event");
 	} else if (out->fmt == NSK_FMT_JSON) {
 		fprintf(out->f, "{\"view\": ");
 		nsk_out__json_str(out->f, v->name);

@@ -17,7 +17,7 @@ enum nsk_diff_test {
 enum nsk_diff_shown {
 	NSK_DIFF_SHOW_PCT,    /* base, new: the key's share of the events, % */
 	NSK_DIFF_SHOW_AMOUNT, /* base, new: the amount (bytes) */
-	NSK_DIFF_SHOW_MEAN,   /* base, new: the amount per event (ns) */
+	NSK_DIFF_SHOW_MEDIAN, /* base, new: the median event duration (ns) */
 };
 
 struct nsk_diff_view {
@@ -35,6 +35,7 @@ struct nsk_diff_view {
 			    * events per key */
 	const char *total; /* all events (SHARE) */
 	const char *hist;  /* format: k1, k2, value, events (RANK) */
+	int log2_buckets;  /* hist's values are log2 buckets of ns */
 };
 
 /* The diff views, ended by NULL; the first is the default. */

@@ -106,4 +106,20 @@ done
 awk -F, '$1 ~ /^site_(small|calloc|aligned|leak|thread)$/ && $7 != "no significant change" {
 	exit 1 }' "$TMPD/alloc.csv" || fail "a scaled site changed: $(cat "$TMPD/alloc.csv")"
 echo "ok: scaled sites: no significant change"
+# --- syscalls: exact counts of calls on both sides ----------------------------
+# syscalls N makes exactly N getpid; durations are the machine's, so only
+# the counts and the columns are asserted, not a verdict.
+if [ -x "$WORKLOADS/syscalls" ]; then
+	for n in 1000 3000; do
+		"$NUSKU" record -q -e syscall -o "$TMPD/s$n.nsk" -- "$WORKLOADS/syscalls" $n \
+			>/dev/null || fail "record syscalls $n exited $?"
+	done
+	"$NUSKU" diff --by syscall -f csv "$TMPD/s1000.nsk" "$TMPD/s3000.nsk" >"$TMPD/sc.csv" ||
+		fail "diff --by syscall exited $?"
+	head -1 "$TMPD/sc.csv" | grep -q '^syscall,base,new,delta,ratio,verdict,p,p_raw,base_calls,new_calls,' ||
+		fail "syscall CSV header: $(head -1 "$TMPD/sc.csv")"
+	got=$(awk -F, '$1 == "getpid" { print $9, $10 }' "$TMPD/sc.csv")
+	[ "$got" = "1000 3000" ] || fail "getpid calls: '$got': $(cat "$TMPD/sc.csv")"
+	echo "ok: syscall getpid calls 1000 3000"
+fi
 exit 0
