@@ -551,8 +551,13 @@ static int emit(struct diff *d, const struct nsk_diff_opts *o,
 			fprintf(out->f, "# %s: base %lld, new %lld\n", v->events,
 				(long long)d->total[0], (long long)d->total[1]);
 		fprintf(out->f, "# base, new: %s; delta = new - base; ratio = new / "
-			"base\n# n.s.: no significant change\n", pct ? "share of the samples" : v->shown ==
-			NSK_DIFF_SHOW_AMOUNT ? "bytes" : "median ns per event");
+			"base\n# n.s.: no significant change\n",
+			pct ? "share of the samples" :
+			v->shown == NSK_DIFF_SHOW_AMOUNT ? "bytes" :
+			"median ns per event");
+		if (!d->nrows)
+			fprintf(out->f, "# no rows: neither recording has events of "
+				"this view (recorded with the signal it reads?)\n");
 	} else if (out->fmt == NSK_FMT_JSON) {
 		fprintf(out->f, "{\"view\": ");
 		nsk_out__json_str(out->f, v->name);

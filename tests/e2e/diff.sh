@@ -65,6 +65,11 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
 	"$TMPD/same.csv" || fail "the same build differs: $(cat "$TMPD/same.csv")"
 echo "ok: the same build: no significant change"
 
+# a view neither recording has: no rows, said so
+"$NUSKU" diff --by alloc-site "$TMPD/base.nsk" "$TMPD/new.nsk" >"$TMPD/none.txt" ||
+	fail "diff --by alloc-site of CPU recordings exited $?"
+grep -q '^# no rows: neither recording' "$TMPD/none.txt" || fail "no rows: $(cat "$TMPD/none.txt")"
+
 # text: 80 columns, the verdicts; JSON: the keys
 "$NUSKU" diff -w 80 "$TMPD/base.nsk" "$TMPD/new.nsk" >"$TMPD/change.txt" || fail "diff (text)"
 awk 'length > 80 { exit 1 }' "$TMPD/change.txt" || fail "text wider than 80: $(cat "$TMPD/change.txt")"
