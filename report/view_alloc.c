@@ -151,8 +151,9 @@ static int site_table(struct nsk_report *rep)
 	return err;
 }
 
-/* Builds temp.asum: one row per site with every number the views show. */
-static int site_sums(struct nsk_report *rep)
+/* Builds temp.asum: one row per site with every number the views show
+ * (and temp.asite: each stack's site; nusku diff reads both). */
+int nsk_alloc__site_sums(struct nsk_report *rep)
 {
 	char *msg = NULL;
 	int err = site_table(rep);
@@ -242,7 +243,7 @@ static int run_leaks(struct nsk_report *rep, const struct nsk_view *v)
 
 	if (rep->opts->folded)
 		return nsk_alloc_notes__add(rep) ?: nsk_stacks__folded(rep, v);
-	err = site_sums(rep);
+	err = nsk_alloc__site_sums(rep);
 	if (err)
 		return err;
 	if (sqlite3_exec(rep->db,
@@ -284,7 +285,7 @@ static int run_alloc_site(struct nsk_report *rep, const struct nsk_view *v)
 
 	if (rep->opts->folded)
 		return nsk_alloc_notes__add(rep) ?: nsk_stacks__folded(rep, v);
-	err = site_sums(rep) ?: nsk_alloc_notes__add(rep);
+	err = nsk_alloc__site_sums(rep) ?: nsk_alloc_notes__add(rep);
 	if (err)
 		return err;
 	st = nsk_report__prepare(rep,
@@ -333,7 +334,7 @@ static int run_memory_time(struct nsk_report *rep, const struct nsk_view *v)
 
 	if (rep->opts->folded)
 		return nsk_alloc_notes__add(rep) ?: nsk_stacks__folded(rep, v);
-	err = site_sums(rep) ?: nsk_alloc_notes__add(rep);
+	err = nsk_alloc__site_sums(rep) ?: nsk_alloc_notes__add(rep);
 	if (err)
 		return err;
 	sql = sqlite3_mprintf(

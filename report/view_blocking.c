@@ -14,6 +14,7 @@
  * whoever called it).
  */
 #include <errno.h>
+#include <stdio.h>
 
 #include "report/report.h"
 #include "report/views.h"
@@ -42,6 +43,30 @@
 	"(SELECT name FROM sf b WHERE b.stack_id = a.stack_id "              \
 	"ORDER BY pos LIMIT 1)) AS function "                                \
 	"FROM (SELECT DISTINCT stack_id FROM o) a)"
+
+/* For nusku diff: temp.bfn(stack_id, function), the own function of each
+ * stack of the selected intervals, as the paths of --by blocking name it. */
+int nsk_blocking__own_functions(struct nsk_report *rep)
+{
+	char *msg = NULL, *sql;
+	int err = 0;
+
+	/* a format: the macros' %% are LIKE wildcards */
+	sql = sqlite3_mprintf("DROP TABLE IF EXISTS temp.bfn; CREATE TEMP TABLE "
+			      "bfn AS WITH o AS (SELECT stack_id FROM f_offcpu), "
+			      OWN_FUNCTION_CTE " SELECT stack_id, function FROM fn");
+	if (!sql) {
+		snprintf(rep->err, sizeof(rep->err), "out of memory");
+		return -ENOMEM;
+	}
+	if (sqlite3_exec(rep->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(rep->err, sizeof(rep->err), "%s", msg ? msg : "SQL error");
+		err = -EIO;
+	}
+	sqlite3_free(msg);
+	sqlite3_free(sql);
+	return err;
+}
 
 /* Who woke it: "comm[pid]", or "[timer]" / "[irq]" as recorded. */
 #define WHO                                                                \

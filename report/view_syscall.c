@@ -28,10 +28,7 @@
 	"GROUP BY stack_id, pid"
 
 /* The name of syscall number column X, as SQL. */
-#define SC_NAME(x)                                                            \
-	"COALESCE((SELECT name FROM syscall_name sn WHERE sn.nr = " x " AND " \
-	"(sn.kernel = 1 OR NOT EXISTS (SELECT 1 FROM meta WHERE "             \
-	"key = 'syscall.arch' AND value <> '%s'))), 'syscall_' || " x ")"
+#define SC_NAME(x) NSK_SYSCALL_NAME_SQL(x)
 
 /* A duration in ns as short text for the text table ("1.50ms"). */
 #define SC_DUR(x)                                                             \
