@@ -37,8 +37,13 @@ out=$TMPD/mix.nsk
 rows=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 	$c["process"] == "alloc_sites" && $c["site"] == "site_mmap" { print $c["exit_bytes"] }' "$TMPD/mix.csv")
 [ "$rows" = 1048576 ] || fail "alloc_sites' site_mmap live at exit: '$rows', want 1048576 once"
-n=$(runs alloc_sys_exit "$out")
-[ "${n:-0}" -gt 0 ] || fail "the syscall probe never ran for the static binary"
+# the static one: its mappings come from the syscall probe, attached for it
+# (its run count is an estimate from windows that may miss a short process);
+# by its stack: the site may be its mmap wrapper, the static binary being
+# the allocator object of its process too
+rows=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$c["process"] != "alloc_sites" && $c["stack"] ~ /(^| )site_mmap( |$)/ { print $c["exit_bytes"] }' "$TMPD/mix.csv")
+[ "$rows" = 1048576 ] || fail "the static binary's site_mmap live at exit: '$rows', want 1048576: $(grep site_mmap "$TMPD/mix.csv")"
 "$NUSKU" report "$out" --format csv -q "SELECT count(*) FROM alloc WHERE fn = 'mmap' AND
 	size = 1048576 AND pid IN (SELECT pid FROM process WHERE comm = 'alloc_sites')" \
 	>"$TMPD/n.csv" 2>/dev/null ||
