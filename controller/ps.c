@@ -200,6 +200,15 @@ static void print_text(FILE *f, const struct nsk_ps_opts *o,
 		if (!c) {
 			snprintf(kname, sizeof(kname), "[%s]", r->p.comm);
 			c = kname;
+		} else {
+			/* 24 columns: the program's directory would fill them;
+			 * its name and arguments say more (JSON has it all) */
+			const char *sp = strchr(c, ' '), *sl = c;
+
+			for (const char *q = c; *q && (!sp || q < sp); q++)
+				if (*q == '/' && q[1] && q[1] != ' ')
+					sl = q + 1;
+			c = sl;
 		}
 		eu = nsk_out__escaped(r->user);
 		ec = nsk_out__escaped(c);

@@ -29,6 +29,10 @@ struct nsk_ps_opts {
 	int interval_ms;	 /* between the two CPU samples (200) */
 	const char *proc_root;	 /* "/proc" */
 	const char *debug_root;	 /* NULL: /usr/lib/debug */
+	const char *ssh_host;	 /* --ssh [user@]host: the rows of that host */
+	char **ssh_opts;	 /* --ssh-opt words, in order */
+	int nssh_opts;
+	const char *remote_nusku; /* --remote-nusku PATH ("nusku") */
 };
 
 /* Scans, waits interval_ms, scans again and inspects every process.
@@ -46,5 +50,13 @@ void nsk_ps__sort(struct nsk_ps_row *rows, int n, int sort);
 
 /* The rows that match, sorted, as text or JSON. */
 int nsk_ps__print(FILE *f, const struct nsk_ps_opts *o, struct nsk_ps_row *rows, int n);
+
+/* The rows of o->ssh_host: `ssh HOST nusku ps --format json`, parsed
+ * (ps_remote.c).  On failure msg holds one line (ssh's or the remote's
+ * error) and the return is negative. */
+int nsk_ps__remote(const struct nsk_ps_opts *o, struct nsk_ps_row **rows, int *n,
+		   char *msg, size_t msglen);
+/* Rows from the JSON nusku ps writes; -EBADMSG for anything else. */
+int nsk_ps__parse_json(const char *text, size_t len, struct nsk_ps_row **rows, int *n);
 
 #endif
