@@ -10,12 +10,21 @@ command -v python3 >/dev/null || skip "python3 reads the JSON here"
 [ -x "$WORKLOADS/cpu_hot" ] || fail "cpu_hot not built"
 
 pids=""
+# wait_exe PID NAME: until PID runs NAME (a background job forks, then execs)
+wait_exe() {
+	for i in $(seq 100); do
+		case $(readlink /proc/$1/exe 2>/dev/null) in */$2) return 0 ;; esac
+		sleep 0.1
+	done
+	fail "pid $1 does not run $2"
+}
 cleanup() { for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$TMPD"; }
 trap cleanup EXIT
 
 "$WORKLOADS/cpu_hot" 60 >/dev/null &
 hot=$!
 pids="$pids $hot"
+wait_exe $hot cpu_hot
 
 gopid=""
 if command -v go >/dev/null 2>&1; then
@@ -27,6 +36,7 @@ if command -v go >/dev/null 2>&1; then
 	"$TMPD/go_spin" 60 >/dev/null &
 	gopid=$!
 	pids="$pids $gopid"
+	wait_exe $gopid go_spin
 else
 	echo "note: no go (Debian's golang-go): the Go row is not checked"
 fi
@@ -75,6 +85,50 @@ if [ -n "$gopid" ]; then
 	echo "ok: go_spin: runtime go, frame pointers, cpu_pct $(row "$J" $gopid cpu_pct)"
 fi
 
+# Rust (tests/workloads/rust_hot.rs, Debian's rustc): from std's symbols,
+# and stripped (-C strip=symbols) from the /rustc/ paths in .rodata
+if command -v rustc >/dev/null 2>&1; then
+	rustc -O -o "$TMPD/rust_hot" "$TOP_SRCDIR/tests/workloads/rust_hot.rs" 2>"$TMPD/rustc.err" &&
+	rustc -O -C strip=symbols -o "$TMPD/rust_strip" "$TOP_SRCDIR/tests/workloads/rust_hot.rs" 2>>"$TMPD/rustc.err" ||
+		fail "rustc: $(head -3 "$TMPD/rustc.err")"
+	"$TMPD/rust_hot" 60 >/dev/null &
+	r1=$!
+	"$TMPD/rust_strip" 60 >/dev/null &
+	r2=$!
+	pids="$pids $r1 $r2"
+	wait_exe $r1 rust_hot
+	wait_exe $r2 rust_strip
+	"$NUSKU" ps --format json rust_ >"$TMPD/rust.json" || fail "nusku ps rust_"
+	[ "$(row "$TMPD/rust.json" $r1 runtime)" = rust ] || fail "rust_hot: runtime $(row "$TMPD/rust.json" $r1 runtime)"
+	[ "$(row "$TMPD/rust.json" $r2 runtime)" = rust ] || fail "rust_strip: runtime $(row "$TMPD/rust.json" $r2 runtime)"
+	echo "ok: rust: runtime rust, with symbols and stripped"
+else
+	echo "note: no rustc: the Rust rows are not checked"
+fi
+
+# Node and Python, named by their binary or library
+if command -v node >/dev/null 2>&1; then
+	node -e 'setTimeout(() => {}, 60000)' &
+	nd=$!
+	pids="$pids $nd"
+	for i in $(seq 100); do case $(readlink /proc/$nd/exe) in */node*) break ;; esac; sleep 0.1; done
+	"$NUSKU" ps --format json $nd >"$TMPD/node.json" || fail "nusku ps node"
+	[ "$(row "$TMPD/node.json" $nd runtime)" = node ] || fail "node: runtime $(row "$TMPD/node.json" $nd runtime)"
+	echo "ok: node: runtime node"
+fi
+python3 -c 'import time; time.sleep(60)' &
+py=$!
+pids="$pids $py"
+# python3 may be a wrapper (pyenv's shim is a bash script) that execs the
+# interpreter a moment later: wait for that
+for i in $(seq 100); do
+	case $(readlink /proc/$py/exe) in */python*) break ;; esac
+	sleep 0.1
+done
+"$NUSKU" ps --format json $py >"$TMPD/py.json" || fail "nusku ps python"
+[ "$(row "$TMPD/py.json" $py runtime)" = python ] || fail "python: runtime $(row "$TMPD/py.json" $py runtime)"
+echo "ok: python: runtime python"
+
 # A program without frame pointers: the same probe says no
 if command -v cc >/dev/null; then
 	printf '%s\n' '#include <unistd.h>' \
@@ -86,7 +140,7 @@ if command -v cc >/dev/null; then
 	"$TMPD/nofp" &
 	nofp=$!
 	pids="$pids $nofp"
-	sleep 0.2
+	wait_exe $nofp nofp
 	"$NUSKU" ps --format json $nofp >"$TMPD/nofp.json" || fail "nusku ps PID"
 	[ "$(row "$TMPD/nofp.json" $nofp frame_pointers)" = false ] || fail "nofp: frame_pointers $(row "$TMPD/nofp.json" $nofp frame_pointers)"
 	[ "$(row "$TMPD/nofp.json" $nofp debug_info)" = false ] || fail "nofp: debug_info"
@@ -108,7 +162,10 @@ command -v bash >/dev/null || fail "no bash for exec -a"
 bash -c 'exec -a "$(printf "argv\033]0;owned\007")" sleep 60' &
 evil2=$!
 pids="$pids $evil2"
-sleep 0.5
+for i in $(seq 100); do # until both have their names (python3 may be a shim)
+	grep -q '^evil' /proc/$evil/comm 2>/dev/null && grep -q '^argv' /proc/$evil2/cmdline 2>/dev/null && break
+	sleep 0.1
+done
 "$NUSKU" ps --format json $evil >"$TMPD/evil.json" || fail "nusku ps of the escape comm"
 grep -q 'evil\\u001b\[2Jx' "$TMPD/evil.json" || fail "JSON comm not \\u-escaped: $(cat "$TMPD/evil.json")"
 "$NUSKU" ps $evil2 >"$TMPD/evil.txt" || fail "nusku ps (text) of the escape argv"
