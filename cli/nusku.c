@@ -18,7 +18,7 @@ static const struct cmd commands[] = {
 	{ "report", cmd_report, "load a recording into SQLite and answer a view" },
 	{ "live", cmd_live, "show a recording, a pipe or a remote host as it happens" },
 	{ "export", cmd_export, "export stacks as pprof, an SVG flame graph or folded lines" },
-	{ "ps", cmd_ps, "list this machine's processes and how well they can be profiled" },
+	{ "ps", cmd_ps, "list processes: CPU, runtime, frame pointers, who may profile" },
 	{ "info", cmd_info, "describe a .nsk file: header, chunks, counts, losses" },
 };
 
