@@ -11,6 +11,7 @@
 
 #include "controller/elf_probe.h"
 #include "controller/proc_scan.h"
+#include "controller/ps.h"
 
 static char dir[PATH_MAX];
 
@@ -217,6 +218,54 @@ START_TEST(elf_not_regular_or_not_elf)
 }
 END_TEST
 
+/* The remote rows (ps --ssh): what nusku ps writes reads back; anything
+ * else is refused whole, every prefix of a good answer too. */
+START_TEST(remote_json)
+{
+	static const char good[] =
+		"[\n{\"pid\":42,\"user\":\"ann\",\"uid\":1000,\"comm\":\"a\\u001bb\","
+		"\"cmdline\":\"x \\\"y\\\"\",\"cpu_pct\":12.50,\"rss_bytes\":8192,\"threads\":3,"
+		"\"cgroup\":\"/u.slice\",\"container\":null,\"container_engine\":null,\"unit\":null,"
+		"\"runtime\":\"go\",\"frame_pointers\":true,\"debug_info\":null,\"can_profile\":false,"
+		"\"missing\":[\"CAP_BPF\",\"CAP_PERFMON\"],\"sessions\":[],\"new_key\":{\"a\":[1,{}]}}\n]\n";
+	static const char *const bad[] = {
+		"", "{}", "[", "[{}]", "[{\"pid\":0}]", "[{\"pid\":1}] x",
+		"[{\"pid\":1,\"comm\":\"a\nb\"}]", "[{\"pid\":1,\"comm\":\"\\q\"}]",
+		"[{\"pid\":1,\"x\":[[[[[[[[[[[[1]]]]]]]]]]]]}]", "<html>", NULL,
+	};
+	struct nsk_ps_row *rows;
+	int n;
+
+	ck_assert_int_eq(nsk_ps__parse_json(good, strlen(good), &rows, &n), 0);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(rows[0].p.pid, 42);
+	ck_assert_str_eq(rows[0].user, "ann");
+	ck_assert_str_eq(rows[0].p.comm, "a\x1b" "b");
+	ck_assert_str_eq(rows[0].p.cmdline, "x \"y\"");
+	ck_assert_str_eq(rows[0].p.cgroup, "/u.slice");
+	ck_assert_str_eq(rows[0].runtime, "go");
+	ck_assert_int_eq(rows[0].frame_pointers, 1);
+	ck_assert_int_eq(rows[0].debug_info, -1);
+	ck_assert_int_eq(rows[0].can_profile, 0);
+	ck_assert_str_eq(rows[0].missing, "CAP_BPF; CAP_PERFMON");
+	ck_assert_uint_eq(rows[0].p.rss_bytes, 8192);
+	ck_assert(rows[0].p.cpu_pct > 12.4 && rows[0].p.cpu_pct < 12.6);
+	nsk_ps__free_rows(rows, n);
+
+	for (int i = 0; bad[i]; i++) {
+		ck_assert_msg(nsk_ps__parse_json(bad[i], strlen(bad[i]), &rows, &n) == -EBADMSG,
+			      "accepted: %s", bad[i]);
+		ck_assert_ptr_null(rows);
+	}
+	for (size_t len = 0; len + 2 < strlen(good); len++)
+		ck_assert_msg(nsk_ps__parse_json(good, len, &rows, &n) == -EBADMSG,
+			      "prefix of %zu accepted", len);
+	ck_assert_int_eq(nsk_ps__parse_json("[]", 2, &rows, &n), 0);
+	ck_assert_int_eq(n, 0);
+	nsk_ps__free_rows(rows, n);
+}
+END_TEST
+
 static void setup(void)
 {
 	FILE *f;
@@ -258,6 +307,7 @@ int main(void)
 	tcase_add_test(tc, elf_frame_pointers);
 	tcase_add_test(tc, elf_debug_by_build_id);
 	tcase_add_test(tc, elf_not_regular_or_not_elf);
+	tcase_add_test(tc, remote_json);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
