@@ -310,6 +310,7 @@ int nsk_ps__print(FILE *f, const struct nsk_ps_opts *o, struct nsk_ps_row *rows,
 		print_json(f, rows, m);
 	else
 		print_text(f, o, rows, m);
-	fflush(f);
+	if (fflush(f) != 0)
+		return errno ? -errno : -EIO;
 	return ferror(f) ? -EIO : m;
 }
