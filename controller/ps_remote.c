@@ -21,6 +21,7 @@
 #define REMOTE_MAX_BYTES (64u << 20)
 #define REMOTE_MAX_ROWS 1000000
 #define ERR_KEEP 1024
+#define REMOTE_TIMEOUT_MS 60000 /* nusku ps takes a second; ssh's login more */
 
 /* ---- the JSON nusku ps writes ------------------------------------------- */
 
@@ -412,11 +413,15 @@ static int drain(int out_fd, int err_fd, char **buf, size_t *len, char *tail, si
 	*len = 0;
 	tail[0] = '\0';
 	while (open_fds) {
-		if (poll(pf, 2, -1) < 0) {
+		int ready = poll(pf, 2, REMOTE_TIMEOUT_MS);
+
+		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
+		if (ready == 0)
+			return -ETIMEDOUT;
 		for (int i = 0; i < 2; i++) {
 			ssize_t r;
 
@@ -445,14 +450,14 @@ static int drain(int out_fd, int err_fd, char **buf, size_t *len, char *tail, si
 				memcpy(*buf + *len, chunk, (size_t)r);
 				*len += (size_t)r;
 			} else {
-				/* keep the last tail_cap - 1 bytes */
-				for (ssize_t k = 0; k < r; k++) {
-					if (tl == tail_cap - 1) {
-						memmove(tail, tail + 1, tl - 1);
-						tl--;
-					}
-					tail[tl++] = chunk[k];
-				}
+				/* keep the last tail_cap - 1 bytes: one move
+				 * per read, however much a remote writes */
+				size_t room = tail_cap - 1, take = (size_t)r < room ? (size_t)r : room;
+				size_t keep = tl < room - take ? tl : room - take;
+
+				memmove(tail, tail + tl - keep, keep);
+				memcpy(tail + keep, chunk + (size_t)r - take, take);
+				tl = keep + take;
 				tail[tl] = '\0';
 			}
 		}
@@ -507,6 +512,11 @@ int nsk_ps__remote(const struct nsk_ps_opts *o, struct nsk_ps_row **rows, int *n
 		kill(pid, SIGTERM);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (err == -ETIMEDOUT) {
+		snprintf(msg, msglen, "%s: no answer for %d s", o->ssh_host,
+			 REMOTE_TIMEOUT_MS / 1000);
+		goto cleanup;
+	}
 	if (err == -EFBIG) {
 		snprintf(msg, msglen, "%s: more than %u MiB of rows", o->ssh_host,
 			 REMOTE_MAX_BYTES >> 20);
