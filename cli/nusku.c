@@ -19,6 +19,7 @@ static const struct cmd commands[] = {
 	{ "live", cmd_live, "show a recording, a pipe or a remote host as it happens" },
 	{ "export", cmd_export, "export stacks as pprof, an SVG flame graph or folded lines" },
 	{ "diff", cmd_diff, "compare two recordings: what got faster, slower, or no change" },
+	{ "ps", cmd_ps, "list processes: CPU, runtime, frame pointers, who may profile" },
 	{ "info", cmd_info, "describe a .nsk file: header, chunks, counts, losses" },
 };
 
