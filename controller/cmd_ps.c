@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "report/output.h"
 #include "controller/ps.h"
 
 static void usage(FILE *f)
@@ -30,16 +30,6 @@ static void usage(FILE *f)
 		"  FILTER             a pid, or text found in the comm, command line,\n"
 		"                     user or cgroup, or a runtime name\n"
 		"  -h, --help         this text\n");
-}
-
-static int term_width(void)
-{
-	struct winsize ws;
-
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
-	    ws.ws_col > 80)
-		return ws.ws_col;
-	return 80;
 }
 
 int cmd_ps(int argc, char **argv)
@@ -126,7 +116,9 @@ int cmd_ps(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.filter = argv[optind];
-	o.width = term_width();
+	o.width = nsk_out__term_width();
+	if (o.width < 80)
+		o.width = 80; /* wider only on a wider terminal */
 	if (o.ssh_host) {
 		err = nsk_ps__remote(&o, &rows, &n, msg, sizeof(msg));
 		if (err < 0) {

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -44,16 +43,6 @@ static void usage(FILE *f)
 "\n"
 "Verdicts: faster, slower (function, blocking, syscall), less, more\n"
 "(alloc-site), or no significant change.\n", DEFAULT_ALPHA);
-}
-
-static int term_width(void)
-{
-	struct winsize ws;
-
-	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) &&
-	    ws.ws_col)
-		return ws.ws_col;
-	return 80;
 }
 
 struct args {
@@ -182,7 +171,7 @@ int cmd_diff(int argc, char **argv)
 			"json, csv\n", a.format);
 		return 2;
 	}
-	out.width = a.width >= 0 ? a.width : term_width();
+	out.width = a.width >= 0 ? a.width : nsk_out__term_width();
 	v = nsk_diff__view(a.by ? a.by : nsk_diff_views[0]->name);
 	if (!v) {
 		fprintf(stderr, "nusku diff: --by: no view '%s'; views:", a.by);

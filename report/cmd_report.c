@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -47,16 +46,6 @@ static void usage(FILE *f)
 "\n"
 "Every report says how many events were lost, how many frames stayed\n"
 "unresolved and whether the file was cut short or damaged.\n");
-}
-
-static int term_width(void)
-{
-	struct winsize ws;
-
-	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) &&
-	    ws.ws_col)
-		return ws.ws_col;
-	return 80;
 }
 
 struct args {
@@ -186,7 +175,7 @@ int cmd_report(int argc, char **argv)
 			"text, json, csv\n", a.format);
 		return 2;
 	}
-	rep.out.width = a.width >= 0 ? a.width : term_width();
+	rep.out.width = a.width >= 0 ? a.width : nsk_out__term_width();
 	view = nsk_view__find(a.o.view ? a.o.view : nsk_views[0]->name);
 	if (!view) {
 		fprintf(stderr, "nusku report: no view '%s'; views:", a.o.view);

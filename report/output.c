@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "report/output.h"
 
@@ -491,4 +493,14 @@ int nsk_out__rows(const struct nsk_out *o, sqlite3_stmt *st,
 	default:
 		return rows_text(o, st, hints);
 	}
+}
+
+int nsk_out__term_width(void)
+{
+	struct winsize ws;
+
+	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) &&
+	    ws.ws_col)
+		return ws.ws_col;
+	return 80;
 }

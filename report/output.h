@@ -43,6 +43,9 @@ int nsk_out__rows(const struct nsk_out *o, sqlite3_stmt *st,
 /* Escaping for a terminal or a CSV cell (report/escape.c): control bytes,
  * C1 controls and bytes that are not UTF-8 become \xNN.  Every string from
  * a recording goes through one of these before it is printed. */
+/* The terminal's width when standard output is one, else 80. */
+int nsk_out__term_width(void);
+
 int nsk_out__needs_escape(const char *s);
 /* A malloc'd escaped copy of s (NULL: out of memory). */
 char *nsk_out__escaped(const char *s);
