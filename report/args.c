@@ -1,8 +1,9 @@
-/* The filter options `report` and `export` share (--pid --tid --comm
+/* The command-line pieces `report` and `export` share: the filters (--pid --tid --comm
  * --since --until): checked here once, so that both refuse the same
  * input with the same words. */
 #include <errno.h>
 #include <math.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,4 +59,16 @@ int nsk_args__filter(const char *cmd, const char *opt, const char *arg,
 		return 0;
 	}
 	return 2;
+}
+
+int nsk_args__recording(const char *cmd, int argc, char **argv, const char **file)
+{
+	if (optind != argc - 1) {
+		fprintf(stderr, "nusku %s: %s; see 'nusku %s --help'\n", cmd,
+			optind < argc ? "one recording at a time"
+				      : "which recording? (FILE, or - for stdin)", cmd);
+		return 2;
+	}
+	*file = argv[optind];
+	return 0;
 }

@@ -94,14 +94,7 @@ static int parse(int argc, char **argv, struct args *a)
 			return 2;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "nusku export: %s; see 'nusku export --help'\n",
-			optind < argc ? "one recording at a time"
-				      : "which recording? (FILE, or - for stdin)");
-		return 2;
-	}
-	a->file = argv[optind];
-	return 0;
+	return nsk_args__recording("export", argc, argv, &a->file);
 }
 
 /* The view --by names: a view, or the first view of a measure. */

@@ -143,14 +143,7 @@ static int parse(int argc, char **argv, struct args *a)
 			return 2;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "nusku report: %s; see 'nusku report --help'\n",
-			optind < argc ? "one recording at a time"
-				      : "which recording? (FILE, or - for stdin)");
-		return 2;
-	}
-	a->file = argv[optind];
-	return 0;
+	return nsk_args__recording("report", argc, argv, &a->file);
 }
 
 int cmd_report(int argc, char **argv)

@@ -155,6 +155,9 @@ int nsk_args__filter(const char *cmd, const char *opt, const char *arg,
 		     struct nsk_report_opts *o);
 /* A finite number from 0 to max.  0 or -EINVAL. */
 int nsk_args__number(const char *s, double max, double *out);
+/* The one recording left on the command line after the options (getopt's
+ * optind): 0 with *file set, or 2 (the usage error said on stderr). */
+int nsk_args__recording(const char *cmd, int argc, char **argv, const char **file);
 
 /* Creates the temporary views f_<table> of the selected events. */
 int nsk_filter__apply(struct nsk_report *rep);
