@@ -1,6 +1,7 @@
-/* The command-line pieces `report` and `export` share: the filters (--pid --tid --comm
- * --since --until): checked here once, so that both refuse the same
- * input with the same words. */
+/* The command-line pieces `report` and `export` share: the filters (--pid
+ * --tid --comm --since --until) and the one recording after the options,
+ * checked here once, so that both refuse the same input with the same
+ * words. */
 #include <errno.h>
 #include <math.h>
 #include <getopt.h>
