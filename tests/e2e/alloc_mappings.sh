@@ -29,9 +29,24 @@ n=$(runs alloc_sys_exit "$out") # none: the kernel kept its statistics off
 echo "ok: the sampler alone tells site_mmap's mappings; the syscall probe never ran"
 
 out=$TMPD/mix.nsk
-"$NUSKU" record -q -e alloc --alloc-sample 1 -o "$out" -- sh -c \
-	"'$WORKLOADS/alloc_sites_static' 20 && '$WORKLOADS/alloc_sites' 20" 2>"$TMPD/err" ||
-	fail "record of both exited $?: $(cat "$TMPD/err")"
+# The static binary waits (--wait) until the recorder has said it falls
+# back, that is, until its probes (and the syscall probe) are in: what a
+# process does before the recorder hears of it is not seen (alloc_fallback.sh).
+mkfifo "$TMPD/go"
+"$NUSKU" record -e alloc --alloc-sample 1 -o "$out" -- sh -c \
+	"'$WORKLOADS/alloc_sites_static' 20 --wait >/dev/null && '$WORKLOADS/alloc_sites' 20" \
+	<"$TMPD/go" >/dev/null 2>"$TMPD/err" &
+rec=$!
+exec 3>"$TMPD/go"
+i=0
+until grep -q "alloc_sites_static (pid [0-9]*) cannot use the sampler" "$TMPD/err"; do
+	i=$((i + 1))
+	[ $i -le 1800 ] || fail "no word of the static binary's fallback: $(cat "$TMPD/err")"
+	sleep 0.1
+done
+printf x >&3
+exec 3>&-
+wait $rec || fail "record of both exited $?: $(cat "$TMPD/err")"
 "$NUSKU" report "$out" --by leaks --format csv >"$TMPD/mix.csv" 2>/dev/null || fail "report --by leaks"
 # the dynamic one: once, from the sampler (the syscall probe saw it too)
 rows=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
