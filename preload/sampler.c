@@ -630,7 +630,9 @@ static int collect_object(struct dl_phdr_info *info, size_t size, void *ctx)
  * the object that has it stays open (it must not go away under us). */
 static void *next_operator(const char *sym, void *self)
 {
-	static struct objects o; /* under the loader's lock: one at a time */
+	/* one search at a time: two threads may call new first at once */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct objects o;
 	void *f;
 
 	tl_inside++; /* dlsym's own allocations (a dlerror text) are not ours */
@@ -639,6 +641,7 @@ static void *next_operator(const char *sym, void *self)
 		tl_inside--;
 		return f;
 	}
+	pthread_mutex_lock(&lock);
 	o.n = 0;
 	dl_iterate_phdr(collect_object, &o);
 	for (int i = 0; i < o.n && !f; i++) {
@@ -652,6 +655,7 @@ static void *next_operator(const char *sym, void *self)
 		if (!f)
 			dlclose(h);
 	}
+	pthread_mutex_unlock(&lock);
 	tl_inside--;
 	return f;
 }

@@ -81,6 +81,17 @@ static void section_of(struct ent *e, Elf *elf, GElf_Word shndx, Dwarf_Addr bias
 static void class_sort(struct class *c)
 {
 	uint64_t end_max = 0;
+	struct ent *fit;
+
+	/* both classes were sized for every symbol: keep what each holds */
+	if (!c->n) {
+		free(c->e);
+		c->e = NULL;
+		return;
+	}
+	fit = realloc(c->e, c->n * sizeof(*c->e));
+	if (fit)
+		c->e = fit;
 
 	qsort(c->e, c->n, sizeof(*c->e), cmp_ent);
 	for (size_t i = 0; i < c->n; i++) {
