@@ -40,6 +40,7 @@
 #include "target.bpf.h"
 #include "ustack.bpf.h"
 #include "nusku/events/alloc.h"
+#include "nusku/events/sampler.h"
 #include "nusku/names.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -525,29 +526,72 @@ int BPF_KPROBE(free_enter, __u64 ptr)
 #define PARM6(ctx) (((struct pt_regs *)(ctx))->regs[5])
 #endif
 
+/* The frees the library kept (struct nsk_sampler_batch at batch), told in
+ * the order they were made, each with its own time and thread, and the
+ * samples it dropped. */
+static __always_inline void sampler_batch(__u32 tgid, __u64 batch)
+{
+	struct { __u32 n, pad; __u64 dropped; } head;
+	__u32 lost_at = NSK_ALLOC_LOST_SAMPLED;
+
+	if (bpf_probe_read_user(&head, sizeof(head), (void *)batch)) {
+		count_lost(NSK_ALLOC_LOST_BATCH); /* how many is not known */
+		return;
+	}
+	if (head.dropped) {
+		__u64 *v = bpf_map_lookup_elem(&lost, &lost_at);
+
+		if (v)
+			*v += head.dropped;
+	}
+	for (__u32 i = 0; i < NSK_SAMPLER_BATCH && i < head.n; i++) {
+		struct nsk_sampler_freed f;
+		struct nsk_ev_free *e;
+
+		if (bpf_probe_read_user(&f, sizeof(f),
+					(void *)(batch + 16 + (__u64)i * sizeof(f)))) {
+			count_lost(NSK_ALLOC_LOST_BATCH);
+			continue;
+		}
+		e = bpf_ringbuf_reserve(&alloc_events, sizeof(*e), 0);
+		if (!e) {
+			count_lost(NSK_ALLOC_LOST_RINGBUF);
+			continue;
+		}
+		e->hdr.type = NSK_EV_FREE;
+		e->hdr.size = sizeof(*e);
+		e->time = f.time;
+		e->pid = tgid;
+		e->tid = f.tid;
+		e->addr = f.addr;
+		e->size = f.size;
+		e->fn = f.fn;
+		e->sampler = 1;
+		bpf_ringbuf_submit(e, wake_flags(sizeof(*e), sizeof(*e)));
+	}
+}
+
 /* A sampled allocation.  The probe sits in the library, two calls below the
  * program; frame is the interposed function's frame, so the program's state
  * at the call is known exactly: the return address at frame + 8 is the call
  * site (the leaf, as at a uretprobe), the stack pointer after the return
  * frame + 16, the caller's frame pointer at frame.  The stack copy starts
  * there; the frame-pointer walk from the probe passes through the library's
- * frames first, which user space cuts at the call site. */
+ * frames first, which user space cuts at the call site.  The frees waiting
+ * in the library's batch go first: one of them may be of the address this
+ * allocation got. */
 static __always_inline int sampler_alloc(struct pt_regs *ctx, __u64 addr,
 					 __u64 size, __u64 weight, __u64 fn,
 					 __u64 frame)
 {
-	__u32 tgid = nsk_cur_tgid(), zero = NSK_ALLOC_LOST_SAMPLED;
-	__u64 dropped = PARM6(ctx), link[2] = { 0, 0 };
+	__u32 tgid = nsk_cur_tgid();
+	__u64 batch = PARM6(ctx), link[2] = { 0, 0 };
 	struct at_regs at;
 
 	if (!nsk_is_target(tgid))
 		return 0;
-	if (dropped) {
-		__u64 *v = bpf_map_lookup_elem(&lost, &zero);
-
-		if (v)
-			*v += dropped;
-	}
+	if (batch)
+		sampler_batch(tgid, batch);
 	if (frame && bpf_probe_read_user(link, sizeof(link), (void *)frame))
 		link[1] = 0;
 	at.ip = link[1];
@@ -559,13 +603,17 @@ static __always_inline int sampler_alloc(struct pt_regs *ctx, __u64 addr,
 
 /* A sampled block released (fn FREE or REALLOC), or a range the program
  * unmapped (MUNMAP, MPROTECT to PROT_NONE, BRK shrinking; size its
- * length): no stack. */
+ * length): no stack.  fn NSK_SAMPLER_FN_BATCH: a batch told by itself. */
 static __always_inline int sampler_free(__u64 addr, __u64 fn, __u64 size)
 {
 	__u32 tgid = nsk_cur_tgid();
 
 	if (!addr || !nsk_is_target(tgid))
 		return 0;
+	if ((__u32)fn == NSK_SAMPLER_FN_BATCH) {
+		sampler_batch(tgid, addr);
+		return 0;
+	}
 	return emit_free_as(tgid, addr, size, (__u32)fn, 1);
 }
 

@@ -3,7 +3,7 @@
  *
  * Lock-free (compare-and-swap on single words): it is used from any thread
  * and from signal handlers that allocate, and it never allocates itself
- * (its memory comes from one mmap at first use).  A counting filter of 64K
+ * (its memory comes from one mmap at first use).  A counting filter of 8K
  * 16-bit counters, indexed by the address's hash, answers "no" for almost
  * every free from memory that stays in cache; only a hit looks at the
  * buckets (8 words, one cache line).

@@ -11,8 +11,10 @@
  * allocations, the frees of sampled blocks and failed calls reach the
  * probe points (nusku/events/sampler.h), whose uprobes exist only while a
  * recording runs and whose breakpoints only processes that load this
- * library can meet.  An unsampled malloc costs a thread-local subtraction;
- * an unsampled free a look at a 128 KiB filter (preload/sampled_set.c).
+ * library can meet; the frees wait in a batch for the next trap
+ * (preload/free_batch.c).  An unsampled malloc costs a thread-local
+ * subtraction; an unsampled free a look at a 16 KiB filter
+ * (preload/sampled_set.c).
  *
  * NUSKU_ALLOC_SAMPLE is R in bytes; 1 reports every call (exact mode, no
  * set to keep); absent or 0 leaves the library passive.
@@ -25,7 +27,6 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,8 @@
 
 #include "nusku/events/sampler.h"
 #include "nusku/names.h"
+#include "preload/free_batch.h"
+#include "preload/sampling_math.h"
 #include "preload/sampled_set.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -68,7 +71,7 @@ __asm__(".text\n" PROBE_POINT(NSK_SAMPLER_ALLOC_SYM) PROBE_POINT(NSK_SAMPLER_FRE
 
 __attribute__((visibility("protected"))) void
 nusku_sampler_alloc(uint64_t addr, uint64_t size, uint64_t weight, uint64_t fn,
-		    uint64_t frame, uint64_t dropped);
+		    uint64_t frame, uint64_t batch);
 __attribute__((visibility("protected"))) void nusku_sampler_free(uint64_t addr, uint64_t fn,
 								  uint64_t size);
 
@@ -89,6 +92,7 @@ struct next_allocator {
 	int (*mprotect)(void *, size_t, int);
 	void *(*sbrk)(intptr_t);
 	int (*brk)(void *);
+	void (*exit_now)(int); /* _exit */
 };
 
 enum { NOT_READY, STARTING, READY };
@@ -98,7 +102,6 @@ static int state;	  /* NOT_READY, STARTING, READY */
 static uint64_t rate;	  /* R in bytes; 1 exact; 0 passive */
 static double rate_d;
 static uint64_t seed_base; /* NUSKU_ALLOC_SEED, 0: from the clock */
-static uint64_t dropped;  /* samples the set had no room for */
 static uint64_t threads;  /* threads seeded so far (fixed seeds) */
 
 static TLS int64_t tl_until; /* bytes to the next sample point */
@@ -186,6 +189,7 @@ __attribute__((noinline)) static int init_slow(void)
 	FIND(mprotect);
 	FIND(sbrk);
 	FIND(brk);
+	next.exit_now = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
 	rate = env_u64(NSK_SAMPLER_ENV_RATE);
 	rate_d = (double)rate;
 	seed_base = env_u64(NSK_SAMPLER_ENV_SEED);
@@ -239,7 +243,7 @@ static void seed_thread(void)
 static int64_t draw(void)
 {
 	double u = (double)((rng_next() >> 11) + 1) * 0x1p-53;
-	double v = -log(u) * rate_d;
+	double v = -nsk_ln01(u) * rate_d;
 
 	return v < 1.0 ? 1 : v > 9e18 ? (int64_t)9e18 : (int64_t)v;
 }
@@ -262,7 +266,7 @@ static uint64_t weigh(uint64_t size)
 	tl_until = draw();
 	if (size / 40 >= rate)
 		return size; /* P(sampled) = 1 to within 4e-18 */
-	w = (double)size / -expm1(-(double)size / rate_d);
+	w = (double)size / nsk_one_minus_exp((double)size / rate_d);
 	return (uint64_t)(w + 0.5);
 }
 
@@ -275,11 +279,21 @@ static inline int counts(size_t size)
 	return tl_until <= 0;
 }
 
+/* Tells the probe of an allocation, with the frees waiting before it. */
+static void tell_alloc(void *p, size_t size, uint64_t w, uint32_t fn, void *frame)
+{
+	struct nsk_sampler_batch *b = nsk_free_batch__take();
+
+	nusku_sampler_alloc((uintptr_t)p, size, w, fn, (uintptr_t)frame, (uintptr_t)b);
+	nsk_free_batch__told(b);
+}
+
 /* A sampled (or failed) allocation: remember it and tell the probe.
  * frame is the interposed function's frame, which the probe uses to stand
- * where the program called it. */
+ * where the program called it; new_frame, when operator new called us,
+ * the wrapper's (the program called new, not malloc). */
 __attribute__((noinline)) static void sampled(void *p, size_t size, uint32_t fn,
-					      void *frame, int counted)
+					      void *frame, void *new_frame, int counted)
 {
 	uint64_t w = 0;
 
@@ -287,32 +301,46 @@ __attribute__((noinline)) static void sampled(void *p, size_t size, uint32_t fn,
 		return; /* the loader's allocations for our dlopen, not the program's */
 	if (counted && !(w = weigh(size)) && p)
 		return;
-	if (tl_new_frame)
-		frame = tl_new_frame; /* the program called new, not malloc */
+	if (new_frame)
+		frame = new_frame;
 	if (p && rate > 1 && nsk_sampled_set__add((uintptr_t)p)) {
-		__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
+		nsk_free_batch__drop();
 		return;
 	}
-	nusku_sampler_alloc((uintptr_t)p, size, p ? w : 0, fn, (uintptr_t)frame,
-			    __atomic_exchange_n(&dropped, 0, __ATOMIC_RELAXED));
+	tell_alloc(p, size, p ? w : 0, fn, frame);
+}
+
+/* Where operator new stands, if it called us: taken, so a note left behind
+ * by a new that threw without allocating serves one call at most. */
+static inline void *take_new_frame(void)
+{
+	void *f = tl_new_frame;
+
+	if (unlikely(f))
+		tl_new_frame = NULL;
+	return f;
 }
 
 /* After the allocator returned p for size bytes. */
 #define AFTER(p, size, fn)                                                   \
 	do {                                                                  \
+		void *nf_ = take_new_frame();                                 \
 		int counted_ = counts(size);                                  \
 		if (unlikely(counted_ || (rate && !(p))))                     \
 			sampled((p), (size), (fn), __builtin_frame_address(0), \
-				counted_);                                    \
+				nf_, counted_);                               \
 	} while (0)
 
-/* Before the block p is released: tell the probe if it was sampled. */
+/* Before the block p is released: keep its free for the next trap if it
+ * was sampled (before the real free, so before its address can be handed
+ * out again). */
 static inline void released(void *p, uint32_t fn)
 {
 	if (!rate || !p)
 		return;
 	if (rate == 1 || (!nsk_sampled_set__empty() && nsk_sampled_set__remove((uintptr_t)p)))
-		nusku_sampler_free((uintptr_t)p, fn, 0);
+		if (nsk_free_batch__add((uintptr_t)p, fn, 0))
+			nusku_sampler_free((uintptr_t)p, fn, 0);
 }
 
 static size_t mul_sat(size_t a, size_t b)
@@ -497,8 +525,7 @@ __attribute__((noinline)) static void map_made(void *p, size_t len, uint32_t fn,
 		if (!counts(len) || !(w = weigh(len)))
 			return;
 	}
-	nusku_sampler_alloc((uintptr_t)p, len, w, fn, (uintptr_t)frame,
-			    __atomic_exchange_n(&dropped, 0, __ATOMIC_RELAXED));
+	tell_alloc(p, len, w, fn, frame);
 }
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
@@ -596,14 +623,11 @@ EXPORT int brk(void *addr)
  * in operator new, and the frame-pointer walk would skip the program's
  * caller.  So these wrappers only note their own frame, whose return
  * address is the program's call of new, for the allocator call below
- * them, and call the next operator new.  The note is undone by a cleanup
- * (built with -fexceptions), so a bad_alloc thrown through here leaves
- * none behind. */
-static void new_done(void **saved)
-{
-	tl_new_frame = *saved;
-}
-
+ * them, and call the next operator new.  That call takes the note (AFTER),
+ * so a bad_alloc thrown through here leaves none behind (an operator new
+ * of the program's own that throws without calling malloc leaves one, for
+ * the next allocation).  No cleanup handler: it would make the library
+ * need libgcc_s, and load it into every program. */
 /* The loaded objects' names, collected by dl_iterate_phdr (whose lock is
  * not held when they are opened). */
 #define MAX_OBJECTS 512
@@ -660,7 +684,26 @@ static void *next_operator(const char *sym, void *self)
 	return f;
 }
 
-#define NEW_WRAPPER(sym, params, args)                                          	EXPORT void *sym params;                                                 	EXPORT void *sym params                                                  	{                                                                        		static void *(*next_fn) params;                                      		void *(*f) params = __atomic_load_n(&next_fn, __ATOMIC_ACQUIRE);    		void *saved __attribute__((cleanup(new_done))) = tl_new_frame;                                                                                        		if (unlikely(!f)) {                                                  			f = (void *(*) params)next_operator(#sym, (void *)sym);                			if (!f)                                                      				abort(); /* called, so some object defines it */     			__atomic_store_n(&next_fn, f, __ATOMIC_RELEASE);             		}                                                                    		if (!saved)                                                          			tl_new_frame = __builtin_frame_address(0);                   		return f args;                                                       	}
+#define NEW_WRAPPER(sym, params, args)                                        \
+	EXPORT void *sym params;                                              \
+	EXPORT void *sym params                                               \
+	{                                                                     \
+		static void *(*next_fn) params;                               \
+		void *(*f) params = __atomic_load_n(&next_fn, __ATOMIC_ACQUIRE); \
+		void *saved = tl_new_frame, *p_;                              \
+                                                                              \
+		if (unlikely(!f)) {                                           \
+			f = (void *(*) params)next_operator(#sym, (void *)sym); \
+			if (!f)                                               \
+				abort(); /* called, so some object defines it */ \
+			__atomic_store_n(&next_fn, f, __ATOMIC_RELEASE);      \
+		}                                                             \
+		if (!saved)                                                   \
+			tl_new_frame = __builtin_frame_address(0);            \
+		p_ = f args;                                                  \
+		tl_new_frame = saved;                                         \
+		return p_;                                                    \
+	}
 
 NEW_WRAPPER(_Znwm, (size_t n), (n))
 NEW_WRAPPER(_Znam, (size_t n), (n))
@@ -671,14 +714,41 @@ NEW_WRAPPER(_ZnamSt11align_val_t, (size_t n, size_t a), (n, a))
 NEW_WRAPPER(_ZnwmSt11align_val_tRKSt9nothrow_t, (size_t n, size_t a, const void *t), (n, a, t))
 NEW_WRAPPER(_ZnamSt11align_val_tRKSt9nothrow_t, (size_t n, size_t a, const void *t), (n, a, t))
 
+/* ---- the end of a process ---------------------------------------------- */
+
+/* The frees still waiting are told before the process goes: at exit (the
+ * destructor below), or at _exit, which runs no destructor.  A process
+ * killed by a signal, or replaced by exec, loses up to a batch of them
+ * (their blocks count as live at its end). */
+EXPORT void _exit(int status)
+{
+	nsk_free_batch__final();
+	if (next.exit_now)
+		next.exit_now(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+EXPORT void _Exit(int status) __attribute__((alias("_exit")));
+
+__attribute__((destructor)) static void sampler_end(void)
+{
+	if (rate)
+		nsk_free_batch__final();
+}
+
 /* A forked child draws its own intervals (the parent's would repeat). */
 static void child_after_fork(void)
 {
 	tl_rng = 0;
+	nsk_free_batch__after_fork_child();
 }
 
 __attribute__((constructor)) static void sampler_start(void)
 {
-	if (init() && rate)
-		pthread_atfork(NULL, NULL, child_after_fork);
+	if (init() && rate) {
+		nsk_free_batch__start();
+		pthread_atfork(nsk_free_batch__before_fork, nsk_free_batch__after_fork_parent,
+			       child_after_fork);
+	}
 }

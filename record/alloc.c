@@ -113,6 +113,7 @@ struct alloc_state {
 
 static const char *const lost_names[NSK_ALLOC_LOST_MAX] = {
 	"alloc.ringbuf", "alloc.stack", "alloc.sampled_live", "alloc.ustack",
+	"alloc.free_batch",
 };
 
 static uint64_t mix(uint64_t x)

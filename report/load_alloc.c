@@ -374,8 +374,12 @@ int nsk_load_alloc__free(struct nsk_load *ld, const struct nsk_record *rec)
 	if (r->fn == NSK_ALLOC_MUNMAP || r->fn == NSK_ALLOC_BRK ||
 	    r->fn == NSK_ALLOC_MPROTECT)
 		return free_range(ld, r);
+	/* A free made before the live block at its address was allocated
+	 * is an earlier block's, told late (the sampler's batch crossed
+	 * another thread's allocation): that block already got its implied
+	 * free, and this one stays live. */
 	s = find(a, r->pid, r->addr);
-	if (s) {
+	if (s && s->time <= r->time) {
 		id = s->id;
 		remove_slot(a, s);
 	}

@@ -65,6 +65,43 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 	"$TMPD/time.csv" || fail "memory-time does not drop the children's bytes at their exits"
 echo "ok: memory-time drops 8000000 bytes at the exits"
 
+# batch: the sampler keeps frees in a batch for its next trap; a child
+# that frees after its last allocation and leaves by _exit (no
+# destructor) still has them told: nothing of freed_site live at its exit
+out=$TMPD/batch.nsk
+"$NUSKU" record -q -e alloc --alloc-sample 1 -o "$out" -- "$WORKLOADS/alloc_exit" batch ||
+	fail "record batch exited $?"
+"$NUSKU" report "$out" --by alloc-site --format csv >"$TMPD/b.csv" 2>/dev/null ||
+	fail "report batch"
+assert_site "$TMPD/b.csv" freed_site allocs 40
+assert_site "$TMPD/b.csv" freed_site frees 40
+assert_site "$TMPD/b.csv" freed_site exit_bytes 0
+echo "ok: frees waiting at _exit are told"
+
+# threads: 4 threads free while the others allocate; every free is told,
+# exact mode and sampled
+"$NUSKU" record -q -e alloc --alloc-sample 1 -o "$TMPD/th.nsk" -- "$WORKLOADS/alloc_exit" threads ||
+	fail "record threads exited $?"
+"$NUSKU" report "$TMPD/th.nsk" --by alloc-site --format csv >"$TMPD/th.csv" 2>/dev/null ||
+	fail "report threads"
+assert_site "$TMPD/th.csv" thread_site allocs 8000
+assert_site "$TMPD/th.csv" thread_site frees 8000
+assert_site "$TMPD/th.csv" thread_site live_bytes 0
+assert_site "$TMPD/th.csv" thread_site exit_bytes 0
+"$NUSKU" record -q -e alloc --alloc-sample 4k -o "$TMPD/ths.nsk" -- "$WORKLOADS/alloc_exit" threads ||
+	fail "record threads sampled exited $?"
+"$NUSKU" report "$TMPD/ths.nsk" --by alloc-site --format csv >"$TMPD/ths.csv" 2>/dev/null ||
+	fail "report threads sampled"
+# sampled: whatever was sampled at thread_site was freed (if anything was)
+v=$(site_col "$TMPD/ths.csv" thread_site allocs)
+if [ -n "$v" ]; then
+	assert_site "$TMPD/ths.csv" thread_site frees "$v"
+	assert_site "$TMPD/ths.csv" thread_site live_bytes 0
+	assert_site "$TMPD/ths.csv" thread_site exit_bytes 0
+fi
+no_negative "$TMPD/ths.csv"
+echo "ok: threads' frees all told"
+
 # reserve: the commit is heap, the reservation is not
 for how in "" --alloc-uprobes; do
 	out=$TMPD/reserve.nsk

@@ -12,9 +12,18 @@
  *                        makes its first 8 MiB writable with mprotect and
  *                        touches them: 8388608 bytes of heap, 1 GiB only
  *                        reserved.
+ *   alloc_exit batch     a child allocates 40 x 5000 bytes at
+ *                        freed_site, frees them all after its last
+ *                        allocation and leaves by _exit: 40 frees, nothing
+ *                        live at its exit (the sampler's batch of frees is
+ *                        told at _exit, which runs no destructor).
+ *   alloc_exit threads   4 threads each allocate 2000 x 100 bytes at
+ *                        thread_site and free them all, freeing while the
+ *                        others allocate: 8000 frees, nothing live.
  *
  * Nothing here uses stdio, which allocates on its own.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -86,12 +95,73 @@ __attribute__((noinline)) static int commit_site(char *p)
 	return 0;
 }
 
+__attribute__((noinline)) static void freed_site(void **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		sink = v[i] = malloc(5000);
+}
+
+static int run_batch(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		void *v[40];
+
+		freed_site(v, 40);
+		for (int i = 0; i < 40; i++)
+			free(v[i]);
+		_exit(0);
+	}
+	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : 1;
+}
+
+__attribute__((noinline)) static void *thread_site(void)
+{
+	return malloc(100);
+}
+
+static void *thread_run(void *arg)
+{
+	static void *held[4][64];
+	void **v = held[(long)arg];
+
+	/* allocate and free in turns of 50, so frees of one thread wait in
+	 * the batch while the others allocate */
+	for (int round = 0; round < 2000 / 50; round++) {
+		for (int i = 0; i < 50; i++)
+			sink = v[i] = thread_site();
+		for (int i = 0; i < 50; i++)
+			free(v[i]);
+	}
+	return NULL;
+}
+
+static int run_threads(void)
+{
+	pthread_t t[4];
+
+	for (long i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, thread_run, (void *)i))
+			return 1;
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char *p;
 
 	if (argc > 1 && !strcmp(argv[1], "fork"))
 		return run_fork();
+	if (argc > 1 && !strcmp(argv[1], "batch"))
+		return run_batch();
+	if (argc > 1 && !strcmp(argv[1], "threads"))
+		return run_threads();
 	if (argc > 1 && !strcmp(argv[1], "reserve")) {
 		p = reserve_site();
 		return !p || commit_site(p);

@@ -38,7 +38,9 @@
 				  * sampler's set) */
 #define NSK_ALLOC_LOST_USTACK 3	 /* stack copy not sent: the frame-pointer
 				  * walk stands in for it */
-#define NSK_ALLOC_LOST_MAX 4
+#define NSK_ALLOC_LOST_BATCH 4	 /* a free of the sampler's batch that could
+				  * not be read */
+#define NSK_ALLOC_LOST_MAX 5
 
 /* (process, stack map id) pairs whose copy size user space remembers. */
 #define NSK_ALLOC_COPY_NEEDS 65536
