@@ -921,7 +921,17 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid,
 	if (err)
 		return err;
 	if (st->sampler) {
-		int ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, why, sizeof(why));
+		uint32_t ppid;
+		int ok;
+
+		/* A fork is a copy of its parent, sampler and all; judged by its
+		 * own maps and environment it might not look so: it may be in an
+		 * exec already, between the new image and its environment (an
+		 * empty environ), and that exec is judged when it is told of. */
+		if (how == NSK_PROC_FORKED && !nsk_alloc_sampler__parent(pid, &ppid) &&
+		    nsk_pidset__has(&st->covered, ppid))
+			return nsk_pidset__add(&st->covered, pid);
+		ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, why, sizeof(why));
 
 		if (ok == -ENOENT || ok == -ESRCH)
 			return 0; /* already gone */

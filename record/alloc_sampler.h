@@ -35,6 +35,9 @@ int nsk_alloc_sampler__program_ok(const char *path, char *why, size_t whylen);
  * under the process's root, its executable can load it, and it runs in
  * non-secure mode); 0 when not (why says why); negative errno when
  * the process is gone. */
+/* The parent of pid, from /proc/PID/status; -errno when gone. */
+int nsk_alloc_sampler__parent(uint32_t pid, uint32_t *ppid);
+
 int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, char *why,
 				  size_t whylen);
 

@@ -28,6 +28,22 @@ n=$(runs alloc_sys_exit "$out") # none: the kernel kept its statistics off
 [ -z "$n" ] || [ "$n" = 0 ] || fail "the syscall probe ran $n times under the sampler alone"
 echo "ok: the sampler alone tells site_mmap's mappings; the syscall probe never ran"
 
+# A fork is its parent's copy, sampler and all, even while it is already in
+# an exec whose image has no environment yet: a shell that forks and execs
+# 200 times never brings the syscall probe in.  The kernel's statistics are
+# kept on for this run, so the count is whole, not estimated from windows.
+stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
+trap 'echo "$stats" >/proc/sys/kernel/bpf_stats_enabled; rm -rf "$TMPD"' EXIT
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+"$NUSKU" record -q -e alloc -o "$TMPD/sh.nsk" -- \
+	sh -c 'i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i + 1)); done' 2>"$TMPD/sh.err" ||
+	fail "record of the shell exited $?"
+echo "$stats" >/proc/sys/kernel/bpf_stats_enabled
+! grep -q 'cannot use the sampler' "$TMPD/sh.err" || fail "a fallback: $(cat "$TMPD/sh.err")"
+n=$(runs alloc_sys_exit "$TMPD/sh.nsk")
+[ -z "$n" ] || [ "$n" = 0 ] || fail "the syscall probe ran $n times for a shell's forks and execs"
+echo "ok: 200 forks and execs stay the sampler's; the syscall probe never ran"
+
 out=$TMPD/mix.nsk
 # The static binary waits (--wait) until the recorder has said it falls
 # back, that is, until its probes (and the syscall probe) are in: what a
