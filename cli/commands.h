@@ -9,6 +9,7 @@
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_live(int argc, char **argv);
+int cmd_live_entry(int argc, char **argv); /* controller/cmd_live_pick.c */
 int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);

@@ -16,7 +16,7 @@ struct cmd {
 static const struct cmd commands[] = {
 	{ "record", cmd_record, "record a program or a running process into a .nsk file" },
 	{ "report", cmd_report, "load a recording into SQLite and answer a view" },
-	{ "live", cmd_live, "show a recording, a pipe or a remote host as it happens" },
+	{ "live", cmd_live_entry, "show a recording, a pipe or a remote host as it happens; with no target, pick a process" },
 	{ "export", cmd_export, "export stacks as pprof, an SVG flame graph or folded lines" },
 	{ "diff", cmd_diff, "compare two recordings: what got faster, slower, or no change" },
 	{ "ps", cmd_ps, "list processes: CPU, runtime, frame pointers, who may profile" },

@@ -45,6 +45,7 @@ static void usage(FILE *f)
 		"       nusku live [options] -p PID       record a running process and show it\n"
 		"       nusku live [options] -- CMD ARGS  launch, record and show\n"
 		"       nusku live --ssh [user@]host [options] (-p PID | -- CMD ARGS)\n"
+		"       nusku live [--ssh [user@]host] [options]  pick a process from a list\n"
 		"\n"
 		"options:\n"
 		"  -o, --output FILE      also keep the recording in FILE\n"

@@ -1,0 +1,274 @@
+/* The process picker of `nusku live` with no target: nusku ps's rows full
+ * screen, htop's keys (arrows, PgUp/PgDn, Home/End, / to filter, F6 or s
+ * to sort, Enter to pick, q to leave).  The rows come again every two
+ * seconds; the cursor stays on its process.  Names and command lines are
+ * escaped before they reach the screen, as everywhere else.
+ */
+#include <curses.h>
+#include <errno.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "controller/picker.h"
+#include "report/output.h"
+
+#define REFRESH_MS 2000
+
+struct picker {
+	const struct nsk_ps_opts *o;
+	struct nsk_ps_row *rows; /* all of them */
+	int n;
+	int *shown; /* indexes of the rows that match, in order */
+	int nshown;
+	int sort;
+	char filter[64];
+	int cursor, top; /* within shown */
+	int cursor_pid;	 /* kept across refreshes */
+	char msg[256];	 /* bottom line: an error, or what a row lacks */
+};
+
+static const char *const sort_names[] = { "cpu", "rss", "pid", "name" };
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* The rows that match, sorted, and the cursor on the process it was on. */
+static int arrange(struct picker *p)
+{
+	int *v = realloc(p->shown, (size_t)(p->n ? p->n : 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	p->shown = v;
+	nsk_ps__sort(p->rows, p->n, p->sort);
+	p->nshown = 0;
+	for (int i = 0; i < p->n; i++)
+		if (!p->rows[i].p.kernel && nsk_ps__match(&p->rows[i], *p->filter ? p->filter : NULL))
+			p->shown[p->nshown++] = i;
+	p->cursor = 0;
+	for (int i = 0; i < p->nshown; i++)
+		if (p->rows[p->shown[i]].p.pid == p->cursor_pid)
+			p->cursor = i;
+	return 0;
+}
+
+static int collect(struct picker *p)
+{
+	struct nsk_ps_row *rows = NULL;
+	int n = 0, err;
+
+	if (p->o->ssh_host)
+		err = nsk_ps__remote(p->o, &rows, &n, p->msg, sizeof(p->msg));
+	else
+		err = nsk_ps__collect(p->o, &rows, &n);
+	if (err < 0) {
+		if (!p->o->ssh_host)
+			snprintf(p->msg, sizeof(p->msg), "cannot list processes: %s", strerror(-err));
+		return err;
+	}
+	nsk_ps__free_rows(p->rows, p->n);
+	p->rows = rows;
+	p->n = n;
+	return arrange(p);
+}
+
+/* At most w columns of s, escaped. */
+static void put(int y, int x, const char *s, int w)
+{
+	char *e = nsk_out__escaped(s ? s : "");
+
+	if (w > 0)
+		mvaddnstr(y, x, e ? e : "?", w);
+	free(e);
+}
+
+static void human(char *out, size_t len, uint64_t b)
+{
+	if (b >= 10ull << 30)
+		snprintf(out, len, "%lluG", (unsigned long long)(b >> 30));
+	else if (b >= 10ull << 20)
+		snprintf(out, len, "%lluM", (unsigned long long)(b >> 20));
+	else
+		snprintf(out, len, "%lluK", (unsigned long long)(b >> 10));
+}
+
+static void draw(struct picker *p)
+{
+	int body = LINES - 4;
+	char buf[256];
+
+	erase();
+	snprintf(buf, sizeof(buf), "nusku live: pick a process%s%s   (Enter view, / filter, "
+		 "F6/s sort, q quit)", p->o->ssh_host ? " on " : "",
+		 p->o->ssh_host ? p->o->ssh_host : "");
+	attron(A_BOLD);
+	put(0, 0, buf, COLS);
+	attroff(A_BOLD);
+	snprintf(buf, sizeof(buf), "sort: %s   filter: %s   %d of %d processes", sort_names[p->sort],
+		 *p->filter ? p->filter : "(none)", p->nshown, p->n);
+	put(1, 0, buf, COLS);
+	attron(A_REVERSE);
+	snprintf(buf, sizeof(buf), "%-*s", COLS, "    PID USER       CPU%   RSS THR RUNTIME FP COMMAND");
+	put(2, 0, buf, COLS);
+	attroff(A_REVERSE);
+	if (p->cursor < p->top)
+		p->top = p->cursor;
+	if (body > 0 && p->cursor >= p->top + body)
+		p->top = p->cursor - body + 1;
+	for (int i = 0; i < body && p->top + i < p->nshown; i++) {
+		const struct nsk_ps_row *r = &p->rows[p->shown[p->top + i]];
+		char rss[16];
+		int at = p->top + i == p->cursor;
+
+		human(rss, sizeof(rss), r->p.rss_bytes);
+		snprintf(buf, sizeof(buf), "%7d %-9.9s %5.1f %5s %3d %-7.7s %-2s ", r->p.pid, r->user,
+			 r->p.cpu_pct, rss, r->p.threads, r->runtime ? r->runtime : "?",
+			 r->frame_pointers > 0 ? "y" : r->frame_pointers == 0 ? "n" : "?");
+		if (at)
+			attron(A_REVERSE);
+		else if (!r->can_profile)
+			attron(A_DIM);
+		mvhline(3 + i, 0, ' ', COLS);
+		put(3 + i, 0, buf, COLS);
+		put(3 + i, (int)strlen(buf), *r->p.cmdline ? r->p.cmdline : r->p.comm,
+		    COLS - (int)strlen(buf));
+		attroff(A_REVERSE | A_DIM);
+	}
+	if (!*p->msg && p->nshown) {
+		const struct nsk_ps_row *r = &p->rows[p->shown[p->cursor]];
+
+		if (!r->can_profile)
+			snprintf(p->msg, sizeof(p->msg), "pid %d cannot be profiled: %s", r->p.pid,
+				 r->missing);
+	}
+	put(LINES - 1, 0, p->msg, COLS);
+	refresh();
+}
+
+/* Reads a filter on the last line: Enter keeps it, Esc leaves the old. */
+static void ask_filter(struct picker *p)
+{
+	char buf[sizeof(p->filter)] = "";
+	size_t n = 0;
+
+	timeout(-1);
+	for (;;) {
+		int c;
+
+		mvhline(LINES - 1, 0, ' ', COLS);
+		mvaddstr(LINES - 1, 0, "filter (pid, name, user, cgroup): ");
+		put(LINES - 1, 34, buf, COLS - 34);
+		refresh();
+		c = getch();
+		if (c == '\n' || c == KEY_ENTER) {
+			snprintf(p->filter, sizeof(p->filter), "%s", buf);
+			break;
+		}
+		if (c == 27)
+			break;
+		if ((c == KEY_BACKSPACE || c == 127 || c == 8) && n)
+			buf[--n] = '\0';
+		else if (c >= 32 && c < 127 && n + 1 < sizeof(buf)) {
+			buf[n++] = (char)c;
+			buf[n] = '\0';
+		}
+	}
+	timeout(200);
+}
+
+int nsk_picker__run(const struct nsk_ps_opts *o, int *sort, char *filter, size_t filterlen,
+		    int *pid)
+{
+	struct picker p = { .o = o, .sort = *sort, .cursor_pid = *pid };
+	long long next = 0;
+	int rc = 0, err;
+
+	*pid = 0;
+	snprintf(p.filter, sizeof(p.filter), "%s", filter);
+	setlocale(LC_ALL, "");
+	if (!initscr()) {
+		fprintf(stderr, "nusku live: cannot use the terminal\n");
+		return -ENOTTY;
+	}
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	timeout(200);
+	for (;;) {
+		int c;
+
+		if (now_ms() >= next) {
+			*p.msg = '\0';
+			err = collect(&p);
+			if (err < 0 && !p.n) {
+				rc = err;
+				break;
+			}
+			next = now_ms() + REFRESH_MS;
+		}
+		draw(&p);
+		c = getch();
+		if (c == ERR)
+			continue;
+		*p.msg = '\0';
+		if (c == 'q' || c == 27)
+			break;
+		if ((c == KEY_DOWN || c == 'j') && p.cursor + 1 < p.nshown)
+			p.cursor++;
+		else if ((c == KEY_UP || c == 'k') && p.cursor > 0)
+			p.cursor--;
+		else if (c == KEY_NPAGE)
+			p.cursor = p.cursor + LINES - 4 < p.nshown ? p.cursor + LINES - 4 : p.nshown - 1;
+		else if (c == KEY_PPAGE)
+			p.cursor = p.cursor > LINES - 4 ? p.cursor - (LINES - 4) : 0;
+		else if (c == KEY_HOME)
+			p.cursor = 0;
+		else if (c == KEY_END)
+			p.cursor = p.nshown ? p.nshown - 1 : 0;
+		else if (c == '/') {
+			ask_filter(&p);
+			err = arrange(&p);
+			if (err < 0) {
+				rc = err;
+				break;
+			}
+			continue;
+		} else if (c == 's' || c == KEY_F(6)) {
+			p.sort = (p.sort + 1) % 4;
+			err = arrange(&p);
+			if (err < 0) {
+				rc = err;
+				break;
+			}
+			continue;
+		} else if ((c == '\n' || c == KEY_ENTER) && p.nshown) {
+			const struct nsk_ps_row *r = &p.rows[p.shown[p.cursor]];
+
+			if (!r->can_profile) {
+				snprintf(p.msg, sizeof(p.msg), "pid %d cannot be profiled: %s",
+					 r->p.pid, r->missing);
+				continue;
+			}
+			*pid = r->p.pid;
+			rc = 1;
+			break;
+		}
+		if (p.nshown)
+			p.cursor_pid = p.rows[p.shown[p.cursor]].p.pid;
+	}
+	endwin();
+	*sort = p.sort;
+	snprintf(filter, filterlen, "%s", p.filter);
+	nsk_ps__free_rows(p.rows, p.n);
+	free(p.shown);
+	return rc;
+}
