@@ -1,6 +1,7 @@
 /* nusku export: a recording's stacks for other tools: pprof (go tool
- * pprof, Pyroscope, Parca, speedscope), an interactive SVG flame graph,
- * folded lines (flamegraph.pl).  It loads and filters the recording as
+ * pprof, Pyroscope, Parca, speedscope), an interactive SVG flame graph
+ * (alone or in an HTML page), folded lines (flamegraph.pl), and its
+ * timeline in the Trace Event Format (Perfetto, the Firefox Profiler).  It loads and filters the recording as
  * `report` does and writes what the view counts (report/export.h).  This
  * file is the command line only.  Exit status: 0 success, 1 error (one
  * line on stderr), 2 usage error. */
@@ -27,7 +28,10 @@ static void usage(FILE *f)
 "\n"
 "  -f, --format FMT   pprof (default): gzipped profile.proto for go tool\n"
 "                     pprof, Pyroscope, Parca, speedscope; svg: an\n"
-"                     interactive flame graph; folded: flamegraph.pl's input\n"
+"                     interactive flame graph; html: the same in a web page;\n"
+"                     folded: flamegraph.pl's input; chrome: every signal on\n"
+"                     a timeline (Trace Event Format JSON: Perfetto UI,\n"
+"                     chrome://tracing, Firefox Profiler; takes no --by)\n"
 "  -b, --by WHAT      what to count (default cpu; pprof's sample types):\n");
 	for (unsigned i = 0; nsk_measure__at(i); i++)
 		fprintf(f, "      %-8s %s\n", nsk_measure__at(i)->name,
@@ -127,7 +131,12 @@ int cmd_export(int argc, char **argv)
 		return status < 0 ? 0 : status;
 	if (a.format && nsk_export__format(a.format, &fmt)) {
 		fprintf(stderr, "nusku export: --format: '%s' is not one of "
-			"pprof, svg, folded\n", a.format);
+			"pprof, svg, html, folded, chrome\n", a.format);
+		return 2;
+	}
+	if (fmt == NSK_EXPORT_CHROME && a.o.view) {
+		fprintf(stderr, "nusku export: --by: chrome writes every signal's "
+			"timeline, not one view\n");
 		return 2;
 	}
 	view = view_of(a.o.view ? a.o.view : "cpu");
@@ -169,7 +178,9 @@ int cmd_export(int argc, char **argv)
 		goto cleanup;
 	}
 	rep.db = db;
-	if (nsk_load__file_skip(db, a.file, nsk_view__skips(view), rep.err,
+	/* the timeline reads every table */
+	if (nsk_load__file_skip(db, a.file, fmt == NSK_EXPORT_CHROME ? 0 :
+				nsk_view__skips(view), rep.err,
 				sizeof(rep.err)) ||
 	    nsk_filter__apply(&rep)) {
 		fprintf(stderr, "nusku export: %s\n", rep.err);

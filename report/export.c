@@ -3,8 +3,8 @@
  * -o FILE is made as every output file is (include/nusku/outfile.h): new,
  * 0600, under a temporary name renamed over FILE at the end, never through
  * a link.  An existing file is replaced only when it is empty or looks
- * like an export of the same format (a gzip stream, an XML file, folded
- * lines), so that a slip of -o cannot take someone's data; never the
+ * like an export of the same format (a gzip stream, an XML file, an HTML
+ * page, a trace's JSON, folded lines), so that a slip of -o cannot take someone's data; never the
  * recording being read.  No -o, or -o -: standard output, except pprof's
  * binary to a terminal. */
 #include <errno.h>
@@ -17,7 +17,8 @@
 
 #include "report/export.h"
 
-static const char *const fmt_names[] = { "pprof", "svg", "folded" };
+static const char *const fmt_names[] = { "pprof", "svg", "folded", "html",
+					 "chrome" };
 
 int nsk_export__format(const char *name, enum nsk_export_fmt *out)
 {
@@ -39,6 +40,10 @@ static int looks_like(enum nsk_export_fmt fmt, const uint8_t *head, size_t n)
 		return n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
 	case NSK_EXPORT_SVG:
 		return n >= 5 && !memcmp(head, "<?xml", 5);
+	case NSK_EXPORT_HTML:
+		return n >= 15 && !memcmp(head, "<!DOCTYPE html>", 15);
+	case NSK_EXPORT_CHROME:
+		return n >= 15 && !memcmp(head, "{\"traceEvents\":", 15);
 	case NSK_EXPORT_FOLDED:
 		/* the first line ends in " COUNT" */
 		nl = memchr(head, '\n', n);
@@ -89,7 +94,11 @@ int nsk_export__write(struct nsk_report *rep, enum nsk_export_fmt fmt,
 	case NSK_EXPORT_PPROF:
 		return nsk_export__pprof(rep, v->measure, f);
 	case NSK_EXPORT_SVG:
-		return nsk_export__svg(rep, v->measure, f);
+	case NSK_EXPORT_HTML:
+		return nsk_export__flamegraph(rep, NULL, v->measure,
+					      fmt == NSK_EXPORT_HTML, f);
+	case NSK_EXPORT_CHROME:
+		return nsk_export__chrome(rep, f);
 	case NSK_EXPORT_FOLDED:
 		return nsk_stacks__folded(rep, v);
 	}

@@ -5,6 +5,8 @@
  *   pprof   (export_pprof.c)  gzipped profile.proto, one sample type per
  *                             value of the view's measure
  *   svg     (export_svg.c)    a self-contained interactive flame graph
+ *   html    (export_svg.c)    the same graph inline in an HTML page
+ *   chrome  (export_chrome.c) the timeline in the Trace Event Format
  *   folded  (stacks.c)        report --folded's lines
  * Both pprof and svg read the measure's rows (struct nsk_measure, defined
  * beside the views) into memory with the stacks they name (export_data.c).
@@ -28,7 +30,10 @@ static inline int64_t nsk_xadd(int64_t a, int64_t b)
 	return r;
 }
 
-enum nsk_export_fmt { NSK_EXPORT_PPROF, NSK_EXPORT_SVG, NSK_EXPORT_FOLDED };
+enum nsk_export_fmt {
+	NSK_EXPORT_PPROF, NSK_EXPORT_SVG, NSK_EXPORT_FOLDED, NSK_EXPORT_HTML,
+	NSK_EXPORT_CHROME
+};
 
 /* One row of a measure: keys, labels (strtab ids in nsk_xdata.str; 0:
  * none) and values. */
@@ -87,7 +92,7 @@ const struct nsk_xfunc *nsk_xdata__func(const struct nsk_xdata *x,
 const char *nsk_xdata__frameless(struct nsk_xdata *x, struct nsk_report *rep,
 				 int64_t stack_id);
 
-/* By name: pprof, svg, folded.  0 or -EINVAL. */
+/* By name: pprof, svg, folded, html, chrome.  0 or -EINVAL. */
 int nsk_export__format(const char *name, enum nsk_export_fmt *out);
 struct nsk_outfile;
 /* Creates the -o file (see export.c for what it may replace).  0 or a
@@ -102,7 +107,15 @@ int nsk_export__write(struct nsk_report *rep, enum nsk_export_fmt fmt,
 
 int nsk_export__pprof(struct nsk_report *rep, const struct nsk_measure *m,
 		      FILE *f);
+/* A flame graph of m: SVG, or (html) an HTML page holding it.  With
+ * base_rep, a differential one: rep's shape, each frame coloured by how
+ * its share of the total moved from base_rep's (frames matched by the
+ * names on their path, so two builds compare); errors in rep->err. */
+int nsk_export__flamegraph(struct nsk_report *rep, struct nsk_report *base_rep,
+			   const struct nsk_measure *m, int html, FILE *f);
 int nsk_export__svg(struct nsk_report *rep, const struct nsk_measure *m,
 		    FILE *f);
+/* Every selected event on a timeline (export_chrome.c). */
+int nsk_export__chrome(struct nsk_report *rep, FILE *f);
 
 #endif

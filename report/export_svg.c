@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +44,17 @@ struct node {
 struct fg {
 	struct node *n;
 	size_t len, cap;
-	struct nsk_strtab names; /* process names, frameless stacks' names */
+	struct nsk_strtab own_names;
+	/* process names, frameless stacks' names; in a graph keyed by name
+	 * (by_name), every frame's name, shared by the two graphs of a diff
+	 * so that their keys compare */
+	struct nsk_strtab *names;
+	int by_name;
+	/* a differential graph: this graph's node i is base's node
+	 * base_idx[i] (UINT32_MAX: none), whose share is the colour */
+	const struct fg *base;
+	uint32_t *base_idx;
+	double max_delta;
 	int64_t *cls;		 /* coloured graphs: NCLASS weights per node */
 	uint32_t cls_of[NCLASS]; /* class -> label string id in *labels */
 	const struct nsk_strtab *labels; /* the measure's labels (x.str) */
@@ -120,9 +131,9 @@ static void add(struct fg *t, uint32_t i, int cls, int64_t w)
 /* An interned copy and its id (0: out of memory). */
 static uint32_t intern(struct fg *t, const char *s, const char **out)
 {
-	uint32_t id = nsk_strtab__intern(&t->names, s, strlen(s));
+	uint32_t id = nsk_strtab__intern(t->names, s, strlen(s));
 
-	*out = id ? nsk_strtab__get(&t->names, id) : NULL;
+	*out = id ? nsk_strtab__get(t->names, id) : NULL;
 	return id;
 }
 
@@ -157,8 +168,16 @@ static int add_row(struct fg *t, struct nsk_xdata *x, struct nsk_report *rep,
 	for (size_t i = s->n; i-- > 0;) {
 		const struct nsk_xframe *f = &x->frames[s->first + i];
 		const struct nsk_xfunc *fn = nsk_xdata__func(x, f->func_id);
+		uint64_t key = (uint64_t)f->func_id;
+		const char *name = fn->name;
 
-		err = child_of(t, cur, (uint64_t)f->func_id, fn->name, &cur);
+		if (t->by_name) {
+			/* builds differ in addresses and ids, not names */
+			key = intern(t, fn->name, &name);
+			if (!key)
+				return -ENOMEM;
+		}
+		err = child_of(t, cur, key, name, &cur);
 		if (err)
 			return err;
 		t->n[cur].module = fn->module;
@@ -260,6 +279,23 @@ static uint32_t hash(const char *s)
 	return h;
 }
 
+/* A differential graph: node i's share of this graph's total and of the
+ * base's (0 where base has no such path), and their difference. */
+static double share_of(const struct fg *t, uint32_t i)
+{
+	return t->n[0].total ? (double)t->n[i].total / (double)t->n[0].total : 0;
+}
+
+static double base_share(const struct fg *t, uint32_t i)
+{
+	return t->base_idx[i] == UINT32_MAX ? 0 : share_of(t->base, t->base_idx[i]);
+}
+
+static double delta_of(const struct fg *t, uint32_t i)
+{
+	return share_of(t, i) - base_share(t, i);
+}
+
 /* Colours: flamegraph.pl's palettes, varied by a hash of the name so that
  * a function keeps its colour from one graph to the next. */
 static void colour(const struct fg *t, const struct nsk_measure *m,
@@ -276,6 +312,19 @@ static void colour(const struct fg *t, const struct nsk_measure *m,
 	uint32_t h = hash(n->name);
 	double v = (double)(h % 1000) / 1000.0;
 
+	if (t->base) {
+		/* red: a larger share of the new total than of the base's,
+		 * blue: smaller; white at no change, full at the largest
+		 * change (or 5 points of share, if that is larger) */
+		double d = delta_of(t, idx), k = fabs(d) / t->max_delta;
+		int c = (int)(k > 1 ? 0 : 255 - 200 * k);
+
+		if (d > 0)
+			snprintf(buf, len, "rgb(255,%d,%d)", clamp(c + 20), clamp(c));
+		else
+			snprintf(buf, len, "rgb(%d,%d,255)", clamp(c), clamp(c + 20));
+		return;
+	}
 	if (m->colour_label >= 0 && idx) {
 		const char *reason;
 		int best = 0;
@@ -368,7 +417,7 @@ static const char script[] =
 "'use strict';\n"
 "var W, PAD, frames, details, matched, searching = null;\n"
 "function init() {\n"
-"  var s = document.documentElement;\n"
+"  var s = document.getElementById('fg') || document.documentElement;\n"
 "  W = +s.getAttribute('data-w'); PAD = +s.getAttribute('data-pad');\n"
 "  frames = Array.prototype.slice.call(document.querySelectorAll('g.f'));\n"
 "  details = document.getElementById('details');\n"
@@ -488,10 +537,14 @@ static int write_frames(struct fg *t, const struct nsk_measure *m, FILE *f,
 		}
 		fputs("><title>", f);
 		xml_put(f, n->name);
-		fprintf(f, " (%" PRId64 " %s, %.2f%%)</title><rect x=\"%.2f\" "
+		fprintf(f, " (%" PRId64 " %s, %.2f%%", n->total, unit,
+			100.0 * (double)n->total / (double)t->n[0].total);
+		if (t->base)
+			fprintf(f, "; base %.2f%%, delta %+.2f%%", 100 * base_share(t, i),
+				100 * delta_of(t, i));
+		fprintf(f, ")</title><rect x=\"%.2f\" "
 			"y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
 			"rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%.1f\">",
-			n->total, unit, 100.0 * (double)n->total / (double)t->n[0].total,
 			x, y, w, FRAME_H - 1, fill, x + 3, y + FRAME_H - 4.5);
 		put_label(f, n->name, w);
 		fputs("</text></g>\n", f);
@@ -512,15 +565,28 @@ static int write_frames(struct fg *t, const struct nsk_measure *m, FILE *f,
 	return 0;
 }
 
+/* The page around the frames: an HTML document (html) holds the same SVG
+ * inline, without the XML declaration; its script finds the graph by id. */
 static void write_svg(struct fg *t, struct nsk_report *rep,
-		      const struct nsk_measure *m, FILE *f)
+		      struct nsk_report *base_rep, const struct nsk_measure *m,
+		      int html, FILE *f)
 {
 	double height = TOP + BOTTOM + FRAME_H * (t->max_depth + 1.0);
-	char lines[8][256];
+	char lines[8][256], title[256];
 	int n = nsk_report__summary_lines(rep, lines, 8);
 
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
-		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
+	snprintf(title, sizeof(title), "%s%s", base_rep ? "Differential flame "
+		 "graph: " : "", m->title);
+	if (html) {
+		fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		      "<title>", f);
+		xml_put(f, title);
+		fputs("</title><style>body { margin: 0; background: rgb(250,250,240); }"
+		      "</style></head>\n<body>\n", f);
+	} else {
+		fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", f);
+	}
+	fprintf(f, "<svg id=\"fg\" version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
 		"width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
 		"data-w=\"%.0f\" data-pad=\"%.0f\">\n", WIDTH + 2 * PAD, height,
 		WIDTH + 2 * PAD, height, WIDTH, PAD);
@@ -533,12 +599,19 @@ static void write_svg(struct fg *t, struct nsk_report *rep,
 		"fill=\"rgb(250,250,240)\"/>\n"
 		"<text id=\"title\" x=\"%.0f\" y=\"22\" text-anchor=\"middle\">",
 		(WIDTH + 2 * PAD) / 2);
-	xml_put(f, m->title);
+	xml_put(f, title);
+	if (base_rep)
+		fputs(" (the new recording's shape; red: a larger share than in "
+		      "the base, blue: smaller)", f);
 	fputs("</text>\n<text id=\"subtitle\" x=\"", f);
 	fprintf(f, "%.0f\" y=\"40\" text-anchor=\"middle\">", (WIDTH + 2 * PAD) / 2);
 	for (int i = 0; i < n; i++) {
-		fputs(i ? " \xc2\xb7 " : "", f);
+		fputs(i ? " \xc2\xb7 " : base_rep ? "new: " : "", f);
 		xml_put(f, lines[i]);
+	}
+	if (base_rep && nsk_report__summary_lines(base_rep, lines, 1) > 0) {
+		fputs(" \xc2\xb7 base: ", f);
+		xml_put(f, lines[0]);
 	}
 	fprintf(f, "</text>\n<text id=\"reset\" class=\"button\" x=\"%.0f\" "
 		"y=\"56\" style=\"opacity: 0.3\">Reset zoom</text>\n"
@@ -549,24 +622,78 @@ static void write_svg(struct fg *t, struct nsk_report *rep,
 		PAD, WIDTH + PAD, WIDTH + PAD, height - 10, PAD, height - 10);
 }
 
-int nsk_export__svg(struct nsk_report *rep, const struct nsk_measure *m,
-		    FILE *f)
+/* Builds the graph of m in rep's recording into t (its names in names). */
+static int load_graph(struct fg *t, struct nsk_xdata *x, struct nsk_report *rep,
+		      const struct nsk_measure *m, struct nsk_strtab *names,
+		      int by_name)
 {
-	struct nsk_xdata x;
-	struct fg t = { 0 };
 	int err;
 
-	err = nsk_xdata__load(&x, rep, m);
+	t->names = names;
+	t->by_name = by_name;
+	err = nsk_xdata__load(x, rep, m);
 	if (err)
-		goto cleanup;
-	t.labels = &x.str;
-	err = build(&t, &x, rep);
+		return err;
+	t->labels = &x->str;
+	err = build(t, x, rep);
+	if (err == -ENOMEM)
+		snprintf(rep->err, sizeof(rep->err), "out of memory");
+	return err;
+}
+
+/* Each node of t's path in base (by key, parents before children: a
+ * child's index is always past its parent's), and the largest change. */
+static int match_base(struct fg *t, const struct fg *base)
+{
+	t->base = base;
+	t->base_idx = malloc(t->len * sizeof(*t->base_idx));
+	if (!t->base_idx)
+		return -ENOMEM;
+	t->base_idx[0] = 0;
+	t->max_delta = 0.05; /* 5 points of share: noise stays pale */
+	for (uint32_t i = 1; i < t->len; i++) {
+		uint32_t bp = t->base_idx[t->n[i].parent], c = 0;
+
+		if (bp != UINT32_MAX)
+			for (c = base->n[bp].child; c; c = base->n[c].next)
+				if (base->n[c].key == t->n[i].key)
+					break;
+		t->base_idx[i] = c ? c : UINT32_MAX;
+		if (fabs(delta_of(t, i)) > t->max_delta)
+			t->max_delta = fabs(delta_of(t, i));
+	}
+	return 0;
+}
+
+static void release_graph(struct fg *t)
+{
+	free(t->n);
+	free(t->cls);
+	free(t->base_idx);
+	nsk_strtab__release(&t->own_names);
+}
+
+int nsk_export__flamegraph(struct nsk_report *rep, struct nsk_report *base_rep,
+			   const struct nsk_measure *m, int html, FILE *f)
+{
+	struct nsk_xdata x = { 0 }, bx = { 0 };
+	struct fg t = { 0 }, b = { 0 };
+	int err;
+
+	err = load_graph(&t, &x, rep, m, &t.own_names, base_rep != NULL);
+	if (!err && base_rep) {
+		err = load_graph(&b, &bx, base_rep, m, &t.own_names, 1);
+		if (err)
+			snprintf(rep->err, sizeof(rep->err), "%s", base_rep->err);
+		else if (match_base(&t, &b))
+			err = -ENOMEM;
+	}
 	if (err) {
 		if (err == -ENOMEM)
 			snprintf(rep->err, sizeof(rep->err), "out of memory");
 		goto cleanup;
 	}
-	write_svg(&t, rep, m, f);
+	write_svg(&t, rep, base_rep, m, html, f);
 	if (t.n[0].total)
 		err = write_frames(&t, m, f, TOP + BOTTOM + FRAME_H * (t.max_depth + 1.0));
 	else
@@ -577,11 +704,17 @@ int nsk_export__svg(struct nsk_report *rep, const struct nsk_measure *m,
 		goto cleanup;
 	}
 	fprintf(f, script, FONT);
-	fputs("</svg>\n", f);
+	fputs(html ? "</svg>\n</body></html>\n" : "</svg>\n", f);
 cleanup:
 	nsk_xdata__release(&x);
-	nsk_strtab__release(&t.names);
-	free(t.n);
-	free(t.cls);
+	nsk_xdata__release(&bx);
+	release_graph(&t);
+	release_graph(&b);
 	return err;
+}
+
+int nsk_export__svg(struct nsk_report *rep, const struct nsk_measure *m,
+		    FILE *f)
+{
+	return nsk_export__flamegraph(rep, NULL, m, 0, f);
 }

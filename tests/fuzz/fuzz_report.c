@@ -54,6 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)nsk_export__pprof(&rep, nsk_measure__at(i), rep.out.f);
 		(void)nsk_export__svg(&rep, nsk_measure__at(i), rep.out.f);
 	}
+	(void)nsk_export__chrome(&rep, rep.out.f);
 cleanup:
 	sqlite3_close(db);
 	close(fd);

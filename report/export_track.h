@@ -1,0 +1,44 @@
+/* One track of a Trace Event Format export (export_chrome.c): the events
+ * of one (pid, tid), each rendered to JSON text as it is made, written out
+ * sorted by start time, the outer slice of a nest before the inner one
+ * (depth), so that a reader that takes slices in file order when their
+ * starts are equal (Perfetto's sorter is stable) nests them as they were
+ * made.  Slices are closed leaf first, so the order they are made in is
+ * not the order they must be written in. */
+#ifndef NUSKU_REPORT_EXPORT_TRACK_H
+#define NUSKU_REPORT_EXPORT_TRACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct nsk_track_ev {
+	int64_t ts;
+	uint32_t depth;
+	size_t off, len; /* in the track's text */
+};
+
+struct nsk_track {
+	struct nsk_track_ev *ev;
+	size_t n, cap;
+	FILE *text; /* open_memstream of buf */
+	char *buf;
+	size_t size;
+	struct nsk_track_ev *cur; /* between __begin and __end */
+};
+
+/* Starts an event at ts, depth: returns the stream to write its JSON
+ * object into (NULL: out of memory), to be ended by __end. */
+FILE *nsk_track__begin(struct nsk_track *t, int64_t ts, uint32_t depth);
+/* 0 or -ENOMEM. */
+int nsk_track__end(struct nsk_track *t);
+/* Writes the events sorted to f, each after ",\n" (*first: no comma
+ * before the very first of the file; cleared), and empties the track.
+ * 0 or -ENOMEM. */
+int nsk_track__flush(struct nsk_track *t, FILE *f, int *first);
+void nsk_track__release(struct nsk_track *t);
+
+/* ns as microseconds with three decimals ("12.345"), exact. */
+void nsk_track__us(FILE *f, int64_t ns);
+
+#endif
