@@ -10,7 +10,7 @@ libbpf-dev libelf-dev libdw-dev libzstd-dev libsqlite3-dev libncurses-dev check
 nftables iproute2 tmux openssh-server openssh-client strace
 linux-libc-dev libclang-rt-14-dev
 libdebuginfod-dev debuginfod xz-utils rustc nodejs golang-go
-libprotobuf-c-dev protobuf-c-compiler zlib1g-dev"
+libprotobuf-c-dev protobuf-c-compiler zlib1g-dev chromium"
 
 missing=""
 for p in $PKGS; do

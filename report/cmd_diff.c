@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "report/db.h"
 #include "report/diff.h"
+#include "report/export.h"
 #include "report/load.h"
 #include "report/report.h"
 
@@ -33,7 +34,10 @@ static void usage(FILE *f)
 	fprintf(f,
 "  -a, --alpha A      family-wise level of the verdicts (default %g;\n"
 "                     Holm's correction over the rows)\n"
-"  -f, --format FMT   text (default), json or csv\n"
+"  -f, --format FMT   text (default), json or csv; svg or html: a\n"
+"                     differential flame graph (NEW's stacks, each frame red\n"
+"                     where its share of the total grew, blue where it\n"
+"                     shrank)\n"
 "  -n, --limit N      at most N rows\n"
 "  -c, --comm LIST    only threads with these names (both recordings)\n"
 "  -s, --since SEC    only events SEC seconds or more after each start\n"
@@ -157,7 +161,7 @@ int cmd_diff(int argc, char **argv)
 	const struct nsk_diff_view *v;
 	const struct nsk_view *rv;
 	struct nsk_out out = { .f = stdout, .fmt = NSK_FMT_TEXT };
-	int status;
+	int status, graph = -1; /* 0: svg, 1: html */
 
 	status = parse(argc, argv, &a);
 	if (status)
@@ -166,9 +170,11 @@ int cmd_diff(int argc, char **argv)
 		out.fmt = NSK_FMT_JSON;
 	else if (a.format && !strcmp(a.format, "csv"))
 		out.fmt = NSK_FMT_CSV;
+	else if (a.format && (!strcmp(a.format, "svg") || !strcmp(a.format, "html")))
+		graph = !strcmp(a.format, "html");
 	else if (a.format && strcmp(a.format, "text")) {
 		fprintf(stderr, "nusku diff: --format: '%s' is not one of text, "
-			"json, csv\n", a.format);
+			"json, csv, svg, html\n", a.format);
 		return 2;
 	}
 	out.width = a.width >= 0 ? a.width : nsk_out__term_width();
@@ -181,6 +187,10 @@ int cmd_diff(int argc, char **argv)
 		return 2;
 	}
 	rv = nsk_view__find(v->report_view);
+	if (graph >= 0 && (!rv || !rv->measure)) {
+		fprintf(stderr, "nusku diff: --by %s has no stacks to draw\n", v->name);
+		return 2;
+	}
 	status = 1;
 	for (int i = 0; i < 2; i++) {
 		rep[i].cmd = "diff";
@@ -189,7 +199,18 @@ int cmd_diff(int argc, char **argv)
 		if (load(&rep[i], a.file[i], rv ? nsk_view__skips(rv) : 0))
 			goto cleanup;
 	}
-	if (nsk_diff__run(&rep[0], &rep[1], v, &a.d, &out)) {
+	if (graph >= 0) {
+		/* the graph's summary lines are in the file; stderr says
+		 * them at once, as export does */
+		rep[1].out.fmt = rep[0].out.fmt = NSK_FMT_CSV;
+		nsk_report__warn(&rep[0]);
+		nsk_report__warn(&rep[1]);
+		if (nsk_export__flamegraph(&rep[1], &rep[0], rv->measure, graph,
+					   stdout)) {
+			fprintf(stderr, "nusku diff: %s\n", rep[1].err);
+			goto cleanup;
+		}
+	} else if (nsk_diff__run(&rep[0], &rep[1], v, &a.d, &out)) {
 		fprintf(stderr, "nusku diff: %s\n", rep[0].err);
 		goto cleanup;
 	}

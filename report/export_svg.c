@@ -314,15 +314,17 @@ static void colour(const struct fg *t, const struct nsk_measure *m,
 
 	if (t->base) {
 		/* red: a larger share of the new total than of the base's,
-		 * blue: smaller; white at no change, full at the largest
+		 * blue: smaller; light grey at no change, full at the largest
 		 * change (or 5 points of share, if that is larger) */
 		double d = delta_of(t, idx), k = fabs(d) / t->max_delta;
-		int c = (int)(k > 1 ? 0 : 255 - 200 * k);
+		int c = (int)(235 - 200 * (k > 1 ? 1 : k));
 
 		if (d > 0)
-			snprintf(buf, len, "rgb(255,%d,%d)", clamp(c + 20), clamp(c));
+			snprintf(buf, len, "rgb(255,%d,%d)", c, c);
+		else if (d < 0)
+			snprintf(buf, len, "rgb(%d,%d,255)", c, c);
 		else
-			snprintf(buf, len, "rgb(%d,%d,255)", clamp(c), clamp(c + 20));
+			snprintf(buf, len, "rgb(235,235,235)");
 		return;
 	}
 	if (m->colour_label >= 0 && idx) {

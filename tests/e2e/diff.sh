@@ -9,6 +9,9 @@
 # past p 1e-20 at ~2500 samples a recording, and a true share is flagged
 # by chance at most 0.1% of the runs.
 #
+# The differential flame graph (--format svg, html) of 30 -> 15: moved blue,
+# filler red, steady_a, steady_b and main near neutral.
+#
 # alloc_sites at scales 1 and 3, every allocation recorded: the bytes per
 # site are exact in both columns; every scaled site keeps its share of the
 # records (no significant change), deterministically.
@@ -25,6 +28,7 @@ grep -q 'which two recordings' "$TMPD/err" || fail "no files: $(cat "$TMPD/err")
 grep -q "no view 'nope'" "$TMPD/err" || fail "--by nope: $(cat "$TMPD/err")"
 "$NUSKU" diff --alpha 0 a b >/dev/null 2>&1; [ $? = 2 ] || fail "--alpha 0: not 2"
 "$NUSKU" diff --format xml a b >/dev/null 2>&1; [ $? = 2 ] || fail "--format xml: not 2"
+"$NUSKU" diff --help | grep -q 'differential flame graph' || fail "diff --help: no svg/html"
 "$NUSKU" diff "$TMPD/none.nsk" "$TMPD/none.nsk" >/dev/null 2>"$TMPD/err"
 [ $? = 1 ] || fail "a missing file: not 1"
 [ "$(wc -l <"$TMPD/err")" = 1 ] || fail "a missing file: not one line: $(cat "$TMPD/err")"
@@ -67,6 +71,50 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
 	END { if (bad != "" || n < 4) { print "changed:" bad " (" n " rows of 5%+)"; exit 1 } }' \
 	"$TMPD/same.csv" || fail "the same build differs: $(cat "$TMPD/same.csv")"
 echo "ok: the same build: no significant change"
+
+# the differential flame graph: the new recording's shape (its root is
+# all of new's samples), moved blue (its share halved), filler red, the
+# untouched functions near neutral; each title carries both shares and
+# their delta; the html form holds the same frames
+"$NUSKU" diff --format svg "$TMPD/base.nsk" "$TMPD/new.nsk" >"$TMPD/diff.svg" 2>/dev/null ||
+	fail "diff --format svg exited $?"
+"$NUSKU" diff --format html "$TMPD/base.nsk" "$TMPD/new.nsk" >"$TMPD/diff.html" 2>/dev/null ||
+	fail "diff --format html exited $?"
+if command -v python3 >/dev/null; then
+	new_n=$("$NUSKU" report "$TMPD/new.nsk" --format csv --sql "SELECT count(*) FROM sample" | tail -n 1)
+	python3 - "$TMPD/diff.svg" "$new_n" <<'PY' || fail "differential graph: $(head -c 600 "$TMPD/diff.svg")"
+import re, sys
+import xml.etree.ElementTree as ET
+NS = '{http://www.w3.org/2000/svg}'
+root = ET.parse(sys.argv[1]).getroot()
+fr = {}
+for g in root.iter(NS + 'g'):
+    if g.get('class') != 'f':
+        continue
+    t = g.find(NS + 'title').text
+    m = re.match(r'^(.*) \((\d+) samples, ([0-9.]+)%; base ([0-9.]+)%, delta ([-+][0-9.]+)%\)$', t)
+    assert m, 'title ' + t
+    rgb = tuple(int(v) for v in re.findall(r'\d+', g.find(NS + 'rect').get('fill')))
+    name, n, new, base, delta = m.group(1), int(m.group(2)), float(m.group(3)), float(m.group(4)), float(m.group(5))
+    assert abs(new - base - delta) <= 0.011, t
+    if name not in fr or n > fr[name][0]:
+        fr[name] = (n, base, new, rgb)
+assert fr['all'][0] == int(sys.argv[2]), 'root %d, new has %s samples' % (fr['all'][0], sys.argv[2])
+r, g, b = fr['moved'][3]
+assert b > r + 100 and b > g + 100, 'moved not blue: %s' % (fr['moved'],)
+r, g, b = fr['filler'][3]
+assert r > b + 100 and r > g + 100, 'filler not red: %s' % (fr['filler'],)
+for f in ('steady_a', 'steady_b', 'main'):
+    assert min(fr[f][3]) >= 150, '%s not near neutral: %s' % (f, fr[f])
+print('ok: differential graph: moved %s %s, filler %s, steady_a %s' % (
+    fr['moved'][1:3], fr['moved'][3], fr['filler'][3], fr['steady_a'][3]))
+PY
+	grep '<g class="f"' "$TMPD/diff.svg" >"$TMPD/a"
+	grep '<g class="f"' "$TMPD/diff.html" >"$TMPD/b"
+	cmp -s "$TMPD/a" "$TMPD/b" || fail "the html graph's frames differ from the svg's"
+	grep -q '^<!DOCTYPE html>' "$TMPD/diff.html" || fail "diff --format html is not a page"
+	echo "ok: diff --format html"
+fi
 
 # a view neither recording has: no rows, said so
 "$NUSKU" diff --by alloc-site "$TMPD/base.nsk" "$TMPD/new.nsk" >"$TMPD/none.txt" ||
