@@ -200,6 +200,7 @@ struct tcol {
 	int numeric; /* right-aligned */
 	int visible;
 	size_t width;
+	size_t frame; /* the longest first frame of its cells (a name) */
 };
 
 struct table {
@@ -208,6 +209,7 @@ struct table {
 	char **cell; /* row-major, buffered rows only */
 	int *depth;  /* per buffered row: the tree depth (indentation) */
 	size_t nrow, cap, bytes;
+	int nocut; /* --width 0: every cell whole */
 };
 
 /* The text table measures its columns on the first rows only, then
@@ -248,17 +250,25 @@ static size_t indent_of(const struct tcol *col, int depth)
 	return (col->flags & NSK_COL_INDENT) && depth > 0 ? 2 * (size_t)depth : 0;
 }
 
+/* Narrows the widest column of flags, one byte at a time, down to
+ * floor_w (and, with whole, to its longest first frame, at most
+ * WHOLE_MAX: a name cut in its middle reads worse than a narrower
+ * neighbour). */
+#define WHOLE_MAX 24
 static void shrink(struct table *t, unsigned flags, size_t floor_w,
-		   size_t *excess)
+		   int whole, size_t *excess)
 {
 	while (*excess) {
 		struct tcol *widest = NULL;
 
 		for (int c = 0; c < t->ncol; c++) {
 			struct tcol *col = &t->col[c];
+			size_t fl = floor_w;
 
+			if (whole && col->frame > fl)
+				fl = col->frame < WHOLE_MAX ? col->frame : WHOLE_MAX;
 			if (col->visible && (col->flags & flags) &&
-			    col->width > floor_w &&
+			    col->width > fl &&
 			    (!widest || col->width > widest->width))
 				widest = col;
 		}
@@ -289,16 +299,19 @@ static void fit(struct table *t, int width)
 			if (!t->col[c].numeric)
 				t->col[c].flags |= NSK_COL_FLEX;
 	excess = total - (size_t)width;
-	shrink(t, NSK_COL_FLEX, 24, &excess);
-	shrink(t, NSK_COL_NARROW, 10, &excess);
-	shrink(t, NSK_COL_FLEX, 8, &excess);
+	shrink(t, NSK_COL_FLEX, 24, 0, &excess);
+	shrink(t, NSK_COL_NARROW, 10, 0, &excess);
+	shrink(t, NSK_COL_FLEX, 8, 1, &excess);
+	shrink(t, NSK_COL_FLEX, 8, 0, &excess);
 }
 
 static void print_cell(FILE *f, const char *s, size_t indent,
-		       const struct tcol *col, int last)
+		       const struct tcol *col, int last, int nocut, int header)
 {
 	char shortened[4096], *full = NULL;
 	size_t len = strlen(s) + indent;
+	const char *sp;
+	int pad;
 
 	if (indent) {
 		/* one row's indentation, made for the print and let go */
@@ -309,11 +322,26 @@ static void print_cell(FILE *f, const char *s, size_t indent,
 		strcpy(full + indent, s);
 		s = full;
 	}
-	if (len > col->width && (col->flags & NSK_COL_CUT_END)) {
+	if (nocut) {
+		; /* --width 0: whole, the columns after it pushed right */
+	} else if (len > col->width && header && !indent &&
+		   (sp = memrchr(s, ' ', col->width + 1)) && sp > s) {
+		/* a header: whole words ("top caller", not "t...ler") */
+		snprintf(shortened, sizeof(shortened), "%.*s", (int)(sp - s), s);
+		s = shortened;
+		len = strlen(s);
+	} else if (len > col->width && !indent && strstr(s, " <- ")) {
+		/* a call chain: whole frames from the leaf, as many as fit */
+		nsk_out__fit_frames(s, col->width < sizeof(shortened) - 1
+					       ? col->width : sizeof(shortened) - 1,
+				    shortened);
+		s = shortened;
+		len = strlen(s);
+	} else if (len > col->width && (col->flags & NSK_COL_CUT_END)) {
 		size_t keep = col->width < sizeof(shortened) - 1 ?
 			      col->width : sizeof(shortened) - 1;
 
-		/* a call chain: what comes first (the leaf) matters most */
+		/* what comes first matters most */
 		keep = keep > 3 ? keep - 3 : 0;
 		memcpy(shortened, s, keep);
 		memcpy(shortened + keep, "...", 4);
@@ -327,16 +355,18 @@ static void print_cell(FILE *f, const char *s, size_t indent,
 		s = shortened;
 		len = strlen(s);
 	}
+	pad = len < col->width ? (int)(col->width - len) : 0;
 	if (col->numeric)
-		fprintf(f, "%*s%s", (int)(col->width - len), "", s);
+		fprintf(f, "%*s%s", pad, "", s);
 	else if (last)
 		fputs(s, f);
 	else
-		fprintf(f, "%s%*s", s, (int)(col->width - len), "");
+		fprintf(f, "%s%*s", s, pad, "");
 	free(full);
 }
 
-static void print_line(FILE *f, const struct table *t, char **cells, int depth)
+static void print_line(FILE *f, const struct table *t, char **cells, int depth,
+		       int header)
 {
 	int last = -1, first = 1;
 
@@ -351,7 +381,7 @@ static void print_line(FILE *f, const struct table *t, char **cells, int depth)
 			fputs("  ", f);
 		first = 0;
 		print_cell(f, cells[c], indent_of(&t->col[c], depth),
-			   &t->col[c], c == last);
+			   &t->col[c], c == last, t->nocut, header);
 	}
 	fputc('\n', f);
 }
@@ -375,6 +405,9 @@ static int read_row(struct table *t, sqlite3_stmt *st, char **row, int depth,
 			return -ENOMEM;
 		len = strlen(row[c]);
 		t->bytes += len;
+		if (measure && !t->col[c].numeric &&
+		    nsk_out__first_frame(row[c]) > t->col[c].frame)
+			t->col[c].frame = nsk_out__first_frame(row[c]);
 		len += indent_of(&t->col[c], depth);
 		if (measure && len > t->col[c].width)
 			t->col[c].width = len;
@@ -454,17 +487,18 @@ static int rows_text(const struct nsk_out *o, sqlite3_stmt *st,
 	for (int c = 0; c < t.ncol; c++)
 		if (t.col[c].numeric < 0)
 			t.col[c].numeric = 0;
+	t.nocut = o->width <= 0;
 	fit(&t, o->width);
-	print_line(o->f, &t, labels, 0);
+	print_line(o->f, &t, labels, 0, 1);
 	for (size_t r = 0; r < t.nrow; r++)
-		print_line(o->f, &t, &t.cell[r * (size_t)t.ncol], t.depth[r]);
+		print_line(o->f, &t, &t.cell[r * (size_t)t.ncol], t.depth[r], 0);
 	/* The rest, one row at a time, in the widths found. */
 	while (!done && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int depth = depth_col >= 0 ? sqlite3_column_int(st, depth_col) : 0;
 
 		err = read_row(&t, st, row, depth, 0);
 		if (!err)
-			print_line(o->f, &t, row, depth);
+			print_line(o->f, &t, row, depth, 0);
 		free_row(&t, row);
 		if (err)
 			goto cleanup;

@@ -60,5 +60,11 @@ void nsk_out__json_str(FILE *f, const char *s);
  * list, then template arguments, then the middle ("..."), keeping leading
  * spaces (tree indentation).  Writes NUL-terminated out (width + 1 bytes). */
 void nsk_out__shorten(const char *in, size_t width, char *out);
+/* A call chain ("a <- b <- c") cut to at most width bytes at a frame's
+ * end ("a <- b ..."), or its first frame shortened when even that does
+ * not fit; a name without " <- " as nsk_out__shorten.  out: width + 1. */
+void nsk_out__fit_frames(const char *in, size_t width, char *out);
+/* Bytes of s's first frame (up to " <- "). */
+size_t nsk_out__first_frame(const char *s);
 
 #endif

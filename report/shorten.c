@@ -1,4 +1,7 @@
-/* Shortening long names to fit a column.  C++ and Rust names carry
+/* Shortening long names to fit a column.  A call chain ("leaf <- caller
+ * <- ...") keeps as many whole frames as fit, from the leaf, and says it
+ * was cut (" ..."); a frame is never cut in its middle when a whole one
+ * fits.  C++ and Rust names carry
  * parameter lists and template arguments that are seldom what a reader
  * needs in a table; the scope and the function's own name are.  So, in
  * order, until the name fits: "f(int, char const*)" -> "f(...)",
@@ -82,4 +85,40 @@ void nsk_out__shorten(const char *in, size_t width, char *out)
 	memcpy(out + head, "...", 3);
 	memcpy(out + head + 3, tmp + n - tail, tail);
 	out[width] = '\0';
+}
+
+size_t nsk_out__first_frame(const char *s)
+{
+	const char *sep = strstr(s, " <- ");
+
+	return sep ? (size_t)(sep - s) : strlen(s);
+}
+
+void nsk_out__fit_frames(const char *in, size_t width, char *out)
+{
+	size_t len = strlen(in), keep = 0;
+	const char *p = in, *sep;
+
+	if (len <= width) {
+		memcpy(out, in, len + 1);
+		return;
+	}
+	/* the whole frames that fit with " ..." after them */
+	while ((sep = strstr(p, " <- ")) && (size_t)(sep - in) + 4 <= width) {
+		keep = (size_t)(sep - in);
+		p = sep + 4;
+	}
+	if (!keep) { /* not even the leaf: shorten it alone */
+		char first[2048];
+		size_t n = nsk_out__first_frame(in);
+
+		if (n >= sizeof(first))
+			n = sizeof(first) - 1;
+		memcpy(first, in, n);
+		first[n] = '\0';
+		nsk_out__shorten(first, width, out);
+		return;
+	}
+	memcpy(out, in, keep);
+	memcpy(out + keep, " ...", 5);
 }

@@ -84,6 +84,32 @@ grep -qx 'other;__libc_start_main;main;hot_a 3' "$TMPD/folded" ||
 	fail "folded: another process's samples merged into cpu_hot's"
 awk '{ s += $NF } END { exit s != 100 }' "$TMPD/folded" || fail "folded counts do not sum to 100"
 
+# --- call chains in a narrow table: whole frames from the leaf, as many as
+# fit, then " ..."; --width 0: every chain whole (the CSV's)
+"$NUSKU" report --by stack -w 50 "$K" >"$TMPD/narrow.txt" 2>/dev/null || fail "report -w 50"
+"$NUSKU" report --by stack -w 0 "$K" >"$TMPD/wide.txt" 2>/dev/null || fail "report -w 0"
+"$NUSKU" report --by stack -f csv "$K" >"$TMPD/chains.csv" 2>/dev/null || fail "report csv"
+python3 - "$TMPD/narrow.txt" "$TMPD/wide.txt" "$TMPD/chains.csv" <<'PY' || fail "chains cut"
+import csv, re, sys
+chains = [r['chain'] for r in csv.DictReader(open(sys.argv[3]))]
+def cells(path):
+    rows = [l.rstrip('\n') for l in open(path) if not l.startswith('#') and l.strip()]
+    return [re.split(r'%  ', l, 1)[1] for l in rows[1:]]
+narrow, wide = cells(sys.argv[1]), cells(sys.argv[2])
+assert wide == chains, (wide, chains)
+cut = 0
+for c, full in zip(narrow, chains):
+    assert len(c) <= 50, c
+    if c == full:
+        continue
+    cut += 1
+    assert c.endswith(' ...'), c
+    frames = c[:-4].split(' <- ')
+    assert frames == full.split(' <- ')[:len(frames)], (c, full)
+assert cut, 'no chain was cut at 50 columns'
+print('ok: %d chains cut at whole frames, all whole at --width 0' % cut)
+PY
+
 # --- a truncated recording: reported, with what was cut
 "$MKNSK" known "$TMPD/cut.nsk" noend || fail "mknsk noend"
 size=$(wc -c <"$TMPD/cut.nsk")

@@ -338,6 +338,38 @@ START_TEST(shorten)
 }
 END_TEST
 
+/* Call chains keep whole frames, as many as fit, from the leaf. */
+START_TEST(fit_frames)
+{
+	const char *chain = "leaf_fn <- middle <- main";
+	char buf[128];
+
+	nsk_out__fit_frames(chain, 40, buf);
+	ck_assert_str_eq(buf, chain);
+	nsk_out__fit_frames(chain, 24, buf);
+	ck_assert_str_eq(buf, "leaf_fn <- middle ...");
+	nsk_out__fit_frames(chain, 20, buf);
+	ck_assert_str_eq(buf, "leaf_fn ...");
+	nsk_out__fit_frames(chain, 11, buf);
+	ck_assert_str_eq(buf, "leaf_fn ...");
+	/* not even the leaf with its marker: the leaf alone, shortened */
+	nsk_out__fit_frames(chain, 7, buf);
+	ck_assert_str_eq(buf, "leaf_fn");
+	nsk_out__fit_frames(chain, 5, buf);
+	ck_assert_uint_eq(strlen(buf), 5);
+	ck_assert_ptr_null(strstr(buf, "<-"));
+	/* a name without a chain: as nsk_out__shorten */
+	nsk_out__fit_frames("ns::f(int, char const*)", 12, buf);
+	ck_assert_str_eq(buf, "ns::f(...)");
+	for (size_t w = 1; w < 30; w++) {
+		nsk_out__fit_frames(chain, w, buf);
+		ck_assert_uint_le(strlen(buf), w);
+	}
+	ck_assert_uint_eq(nsk_out__first_frame(chain), 7);
+	ck_assert_uint_eq(nsk_out__first_frame("main"), 4);
+}
+END_TEST
+
 START_TEST(sql_and_db)
 {
 	char dbpath[80], msg[256];
@@ -560,6 +592,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, text_summary);
 	tcase_add_test(tc, text_fits_width);
 	tcase_add_test(tc, shorten);
+	tcase_add_test(tc, fit_frames);
 	tcase_add_test(tc, sql_and_db);
 	tcase_add_test(tc, truncated);
 	tcase_add_test(tc, unknown_type_and_direct_records);
