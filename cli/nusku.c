@@ -17,7 +17,7 @@ static const struct cmd commands[] = {
 	{ "record", cmd_record, "record a program or a running process into a .nsk file" },
 	{ "report", cmd_report, "load a recording into SQLite and answer a view" },
 	{ "live", cmd_live_entry, "show a recording, a pipe or a remote host as it happens; with no target, pick a process" },
-	{ "export", cmd_export, "export stacks as pprof, an SVG flame graph or folded lines" },
+	{ "export", cmd_export, "pprof, flame graphs (SVG, HTML), folded lines, a timeline" },
 	{ "diff", cmd_diff, "compare two recordings: what got faster, slower, or no change" },
 	{ "ps", cmd_ps, "list processes: CPU, runtime, frame pointers, who may profile" },
 	{ "info", cmd_info, "describe a .nsk file: header, chunks, counts, losses" },
