@@ -3,8 +3,9 @@
  * the pprof profile is gunzipped and decoded with protobuf-c and checked
  * field by field (what readers insist on: string 0 empty, ids 1..n, every
  * reference in range; the inline frame as two lines of one location,
- * callee first; labels; the loss comment), and the flame graph's frames
- * are checked against the known counts. */
+ * callee first; labels; the loss comment), the flame graph's frames
+ * are checked against the known counts, and the timeline's slices
+ * (export --format chrome) against the known samples' periods. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "profile.pb-c.h"
 #include "report/db.h"
 #include "report/export.h"
+#include "report/export_track.h"
 #include "report/load.h"
 #include "report/report.h"
 #include "report/views.h"
@@ -88,8 +90,9 @@ static void export(enum nsk_export_fmt fmt, const char *by)
 	out = NULL;
 	f = open_memstream(&out, &outlen);
 	ck_assert_ptr_nonnull(f);
-	err = fmt == NSK_EXPORT_PPROF ? nsk_export__pprof(&rep, m, f)
-				      : nsk_export__svg(&rep, m, f);
+	err = fmt == NSK_EXPORT_PPROF ? nsk_export__pprof(&rep, m, f) :
+	      fmt == NSK_EXPORT_CHROME ? nsk_export__chrome(&rep, f)
+				       : nsk_export__svg(&rep, m, f);
 	fclose(f);
 	ck_assert_msg(!err, "export failed: %s", rep.err);
 }
@@ -300,6 +303,80 @@ START_TEST(svg_frames)
 }
 END_TEST
 
+/* Samples 0-69 of tid 100, 10 ms apart, each standing for the 10 ms
+ * before it: one run from T0 - 10 ms to T0 + 690 ms, in which
+ * __libc_start_main and main last 700 ms, hot_a 400 ms (S1, 40 samples),
+ * then hot_b 200 ms (S2), then hot_c with helper inlined in it 100 ms
+ * (S3); written outer first.  ts in us: T0 is 1 s. */
+START_TEST(chrome_slices)
+{
+	const char *libc, *mn, *a, *b, *c, *h;
+
+	export(NSK_EXPORT_CHROME, "cpu");
+	ck_assert(!strncmp(out, "{\"traceEvents\":[\n", 17));
+	libc = strstr(out, "{\"ph\":\"X\",\"ts\":990000.000,\"dur\":700000.000,"
+		      "\"pid\":100,\"tid\":100,\"name\":\"__libc_start_main\",\"cat\":\"cpu\"}");
+	mn = strstr(out, "{\"ph\":\"X\",\"ts\":990000.000,\"dur\":700000.000,"
+		    "\"pid\":100,\"tid\":100,\"name\":\"main\"");
+	a = strstr(out, "{\"ph\":\"X\",\"ts\":990000.000,\"dur\":400000.000,"
+		   "\"pid\":100,\"tid\":100,\"name\":\"hot_a\"");
+	b = strstr(out, "{\"ph\":\"X\",\"ts\":1390000.000,\"dur\":200000.000,"
+		   "\"pid\":100,\"tid\":100,\"name\":\"hot_b\"");
+	c = strstr(out, "\"ts\":1590000.000,\"dur\":100000.000,\"pid\":100,"
+		   "\"tid\":100,\"name\":\"hot_c\"");
+	h = strstr(out, "\"ts\":1590000.000,\"dur\":100000.000,\"pid\":100,"
+		   "\"tid\":100,\"name\":\"helper\"");
+	ck_assert(libc && mn && a && b && c && h);
+	ck_assert(libc < mn && mn < a && a < b && b < c && c < h);
+	/* tid 101: samples 70-94, one run of 250 ms */
+	ck_assert_ptr_nonnull(strstr(out, "{\"ph\":\"X\",\"ts\":1690000.000,"
+				     "\"dur\":250000.000,\"pid\":100,\"tid\":101,"
+				     "\"name\":\"__libc_start_main\""));
+	ck_assert_ptr_nonnull(strstr(out, "{\"ph\":\"M\",\"pid\":100,\"tid\":101,"
+				     "\"name\":\"thread_name\",\"args\":{\"name\":\"worker\"}}"));
+	ck_assert_ptr_nonnull(strstr(out, "{\"ph\":\"M\",\"pid\":100,\"tid\":100,"
+				     "\"name\":\"process_name\",\"args\":{\"name\":\"cpu_hot\"}}"));
+	ck_assert_ptr_nonnull(strstr(out, "lost events: 10 (cpu.ringbuf 7, cpu.stack 3)"));
+	ck_assert(outlen > 3 && !strcmp(out + outlen - 3, "}}\n"));
+}
+END_TEST
+
+/* The track writes outer slices first at one start, then by depth;
+ * microseconds are exact, negative ones too. */
+START_TEST(track_order)
+{
+	struct nsk_track t = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int first = 1;
+
+	ck_assert_ptr_nonnull(f);
+	fputs("leaf", nsk_track__begin(&t, 5, 2));
+	ck_assert_int_eq(nsk_track__end(&t), 0);
+	fputs("late", nsk_track__begin(&t, 9, 0));
+	ck_assert_int_eq(nsk_track__end(&t), 0);
+	fputs("root", nsk_track__begin(&t, 5, 0));
+	ck_assert_int_eq(nsk_track__end(&t), 0);
+	fputs("mid", nsk_track__begin(&t, 5, 1));
+	ck_assert_int_eq(nsk_track__end(&t), 0);
+	ck_assert_int_eq(nsk_track__flush(&t, f, &first), 0);
+	fputs("again", nsk_track__begin(&t, 1, 0));
+	ck_assert_int_eq(nsk_track__end(&t), 0);
+	ck_assert_int_eq(nsk_track__flush(&t, f, &first), 0);
+	nsk_track__us(f, 1234567);
+	fputc(' ', f);
+	nsk_track__us(f, -1500);
+	fputc(' ', f);
+	nsk_track__us(f, INT64_MIN);
+	fclose(f);
+	ck_assert_str_eq(buf, "\nroot,\nmid,\nleaf,\nlate,\nagain"
+			 "1234.567 -1.500 -9223372036854775.808");
+	nsk_track__release(&t);
+	free(buf);
+}
+END_TEST
+
 START_TEST(hostile_escaped)
 {
 	Profile *p;
@@ -307,6 +384,9 @@ START_TEST(hostile_escaped)
 	export(NSK_EXPORT_SVG, "cpu");
 	ck_assert_ptr_null(memchr(out, 0x1b, outlen));
 	ck_assert_ptr_null(memchr(out, 0x07, outlen));
+	export(NSK_EXPORT_CHROME, "cpu");
+	ck_assert_ptr_null(memchr(out, 0x1b, outlen));
+	ck_assert_ptr_nonnull(strstr(out, "\\u001b"));
 	export(NSK_EXPORT_PPROF, "cpu");
 	p = decode();
 	for (size_t i = 0; i < p->n_string_table; i++)
@@ -328,6 +408,8 @@ int main(void)
 	tcase_add_test(tc, pprof_answers);
 	tcase_add_test(tc, pprof_filtered);
 	tcase_add_test(tc, svg_frames);
+	tcase_add_test(tc, chrome_slices);
+	tcase_add_test(tc, track_order);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(th, setup_hostile, teardown);
 	tcase_add_test(th, hostile_escaped);
