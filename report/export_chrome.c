@@ -97,7 +97,7 @@ static void head(FILE *f, char ph, int64_t ts, int64_t dur, int64_t pid,
 	fprintf(f, ",\"cat\":\"%s\"", cat);
 }
 
-static void emit_direct_sep(struct chrome *c)
+static void sep(struct chrome *c)
 {
 	fputs(c->first ? "\n" : ",\n", c->f);
 	c->first = 0;
@@ -289,7 +289,7 @@ static int syscall_track(struct chrome *c)
 		if (a < end)
 			a = end;
 		if (b > a) {
-			emit_direct_sep(c);
+			sep(c);
 			head(c->f, 'X', a, b - a, c->pid, c->tid | SYSCALL_TRACK,
 			     (const char *)sqlite3_column_text(st, 4), "syscall");
 			fprintf(c->f, ",\"args\":{\"duration_ns\":%lld",
@@ -315,7 +315,7 @@ static void meta(struct chrome *c, const char *what, int64_t pid,
 
 	if (suffix && asprintf(&full, "%s %s", name ? name : "", suffix) < 0)
 		full = NULL;
-	emit_direct_sep(c);
+	sep(c);
 	fprintf(c->f, "{\"ph\":\"M\",\"pid\":%lld,\"tid\":%lld,\"name\":\"%s\","
 		"\"args\":{\"name\":", (long long)pid, (long long)tid, what);
 	nsk_out__json_str(c->f, full ? full : name ? name : "");
@@ -407,7 +407,7 @@ static int heap(struct chrome *c)
 		return -EIO;
 #define POINT(t, v)                                                          \
 	do {                                                                  \
-		emit_direct_sep(c);                                           \
+		sep(c);                                           \
 		head(c->f, 'C', (t), -1, pid, pid, "heap", "heap");           \
 		fprintf(c->f, ",\"args\":{\"live_bytes\":%lld}}", (long long)(v)); \
 	} while (0)
@@ -415,7 +415,8 @@ static int heap(struct chrome *c)
 		int64_t p = sqlite3_column_int64(st, 0);
 		int64_t t = sqlite3_column_int64(st, 1);
 		int64_t w = sqlite3_column_int64(st, 2);
-		int64_t tb = (t - t0) / bucket;
+		/* unsigned: a hostile file's times may be far apart */
+		int64_t tb = (int64_t)(((uint64_t)t - (uint64_t)t0) / (uint64_t)bucket);
 
 		if (have && (p != pid || tb != b)) {
 			if (peak > live)
