@@ -25,8 +25,11 @@
  * syscall track (a call that starts before the previous one ended is cut
  * to start at its end; its real duration stays in args).
  *
- * Timestamps are the recording's CLOCK_MONOTONIC in microseconds with
- * three decimals (exact ns).  Every key comes before "args", "ts" second,
+ * Timestamps are microseconds with three decimals (exact ns) from the
+ * recording's start, whose CLOCK_MONOTONIC time otherData.ts_zero_ns
+ * gives: readers take ts as a double, exact to the ns only below 2^53 ns,
+ * which the monotonic clock passes after 104 days of uptime, and a slice
+ * whose start or end is rounded may no longer nest.  Every key comes before "args", "ts" second,
  * and no event holds an array: older Perfetto tokenizers scan an event's
  * keys in order for "ts" and refuse arrays and \u escapes on the way.
  * Every string from the recording is JSON-escaped (nsk_out__json_str). */
@@ -57,6 +60,7 @@ struct chrome {
 	struct frame open[MAX_DEPTH];
 	uint32_t nopen;
 	int64_t cur_end; /* of the thread's last slice at depth 0 */
+	int64_t t0;	 /* the recording's start: ts 0 */
 	int64_t pid, tid;
 	/* cursors over the selected events, ORDER BY pid, tid, time */
 	sqlite3_stmt *sample, *off, *sys, *retr;
@@ -83,11 +87,15 @@ static void key_col(FILE *f, const char *key, sqlite3_stmt *st, int c)
 }
 
 /* {"ph":PH,"ts":TS[,"dur":DUR],"pid":..,"tid":..,"name":NAME,"cat":CAT */
-static void head(FILE *f, char ph, int64_t ts, int64_t dur, int64_t pid,
-		 int64_t tid, const char *name, const char *cat)
+static void head(const struct chrome *c, FILE *f, char ph, int64_t ts,
+		 int64_t dur, int64_t pid, int64_t tid, const char *name,
+		 const char *cat)
 {
 	fprintf(f, "{\"ph\":\"%c\",\"ts\":", ph);
-	nsk_track__us(f, ts);
+	/* from the start: readers parse ts as a double, exact in ns only
+	 * below 2^53 ns (104 days of uptime); unsigned, as a hostile file's
+	 * times may be far apart */
+	nsk_track__us(f, (int64_t)((uint64_t)ts - (uint64_t)c->t0));
 	if (dur >= 0) {
 		fputs(",\"dur\":", f);
 		nsk_track__us(f, dur);
@@ -113,7 +121,7 @@ static int close_to(struct chrome *c, uint32_t keep)
 
 		if (!f)
 			return -ENOMEM;
-		head(f, 'X', fr->start, c->cur_end - fr->start, c->pid, c->tid,
+		head(c, f, 'X', fr->start, c->cur_end - fr->start, c->pid, c->tid,
 		     fr->name, "cpu");
 		fputc('}', f);
 		if (nsk_track__end(&c->track))
@@ -199,7 +207,7 @@ static int offcpu(struct chrome *c, int64_t start, int64_t end)
 
 	if (!f)
 		return -ENOMEM;
-	head(f, 'X', start, end - start, c->pid, c->tid,
+	head(c, f, 'X', start, end - start, c->pid, c->tid,
 	     (const char *)sqlite3_column_text(st, 4), "off-cpu");
 	fputs(",\"args\":{\"duration_ns\":", f);
 	fprintf(f, "%lld", (long long)sqlite3_column_int64(st, 3));
@@ -218,7 +226,9 @@ static int offcpu(struct chrome *c, int64_t start, int64_t end)
  * retransmits as instants. */
 static int main_track(struct chrome *c)
 {
-	int64_t floor = INT64_MIN, off_end = INT64_MIN;
+	/* no slice before the recording's start (a sample stands for the
+	 * period before it) */
+	int64_t floor = c->t0, off_end = INT64_MIN;
 	int err = 0;
 
 	c->nopen = 0;
@@ -261,7 +271,7 @@ static int main_track(struct chrome *c)
 
 		if (!f)
 			return -ENOMEM;
-		head(f, 'i', sqlite3_column_int64(st, 2), -1, c->pid, c->tid,
+		head(c, f, 'i', sqlite3_column_int64(st, 2), -1, c->pid, c->tid,
 		     "retransmit", "net");
 		fputs(",\"s\":\"t\",\"args\":{\"kind\":", f);
 		nsk_out__json_str(f, (const char *)sqlite3_column_text(st, 3));
@@ -290,7 +300,7 @@ static int syscall_track(struct chrome *c)
 			a = end;
 		if (b > a) {
 			sep(c);
-			head(c->f, 'X', a, b - a, c->pid, c->tid | SYSCALL_TRACK,
+			head(c, c->f, 'X', a, b - a, c->pid, c->tid | SYSCALL_TRACK,
 			     (const char *)sqlite3_column_text(st, 4), "syscall");
 			fprintf(c->f, ",\"args\":{\"duration_ns\":%lld",
 				(long long)sqlite3_column_int64(st, 3));
@@ -408,7 +418,7 @@ static int heap(struct chrome *c)
 #define POINT(t, v)                                                          \
 	do {                                                                  \
 		sep(c);                                           \
-		head(c->f, 'C', (t), -1, pid, pid, "heap", "heap");           \
+		head(c, c->f, 'C', (t), -1, pid, pid, "heap", "heap");           \
 		fprintf(c->f, ",\"args\":{\"live_bytes\":%lld}}", (long long)(v)); \
 	} while (0)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -497,6 +507,7 @@ int nsk_export__chrome(struct nsk_report *rep, FILE *f)
 	c->rep = rep;
 	c->f = f;
 	c->first = 1;
+	c->t0 = nsk_report__info(rep, "time_start_ns");
 	err = nsk_xdata__load(&c->x, rep, nsk_measure_cpu);
 	if (!err)
 		err = open_cursors(c);
@@ -506,8 +517,9 @@ int nsk_export__chrome(struct nsk_report *rep, FILE *f)
 	err = processes(c) ?: threads(c) ?: heap(c);
 	if (err)
 		goto cleanup;
-	fputs("\n],\n\"otherData\":{\"producer\":\"nusku export --format chrome\","
-	      "\"clock\":\"CLOCK_MONOTONIC\",\"summary\":", f);
+	fprintf(f, "\n],\n\"otherData\":{\"producer\":\"nusku export --format "
+		"chrome\",\"clock\":\"CLOCK_MONOTONIC\",\"ts_zero_ns\":\"%lld\","
+		"\"summary\":", (long long)c->t0);
 	n = nsk_report__summary_lines(rep, lines, 8);
 	{
 		char all[8 * 260] = "";

@@ -68,6 +68,7 @@ for e in ev:
         (names if e['name'] == 'thread_name' else procs)[(e['pid'], e['tid']) if e['name'] == 'thread_name' else e['pid']] = e['args']['name']
         continue
     e['t0'] = ns(e['ts'])
+    assert e['t0'] >= 0, 'before the start: %s' % e
     if e['ph'] == 'X':
         e['t1'] = e['t0'] + ns(e['dur'])
         assert e['t1'] > e['t0'], 'empty slice %s' % e
@@ -146,7 +147,8 @@ until=$(sql "$TMPD/b.nsk" "SELECT round((min(time) - $start) / 1e9 + 0.5, 3) FRO
 "$NUSKU" export --format chrome --until "$until" -o "$TMPD/u.json" "$TMPD/b.nsk" 2>/dev/null ||
 	fail "export --until exited $?"
 check "$TMPD/u.json" "
-end = $start + int(Decimal('$until') * 1000000000)
+end = int(Decimal('$until') * 1000000000)
+assert d['otherData']['ts_zero_ns'] == '$start', d['otherData']
 assert all(e['t0'] <= end for es in tracks.values() for e in es), 'an event past --until'
 assert 0 < count('off-cpu') < $nrows, 'off-CPU slices up to --until: %d of $nrows' % count('off-cpu')
 " || fail "--until $until"

@@ -304,32 +304,33 @@ START_TEST(svg_frames)
 END_TEST
 
 /* Samples 0-69 of tid 100, 10 ms apart, each standing for the 10 ms
- * before it: one run from T0 - 10 ms to T0 + 690 ms, in which
- * __libc_start_main and main last 700 ms, hot_a 400 ms (S1, 40 samples),
- * then hot_b 200 ms (S2), then hot_c with helper inlined in it 100 ms
- * (S3); written outer first.  ts in us: T0 is 1 s. */
+ * before it, cut at the recording's start (ts 0: T0, the first sample's
+ * time, so the first sample has nothing left): one run from 0 to 690 ms,
+ * in which __libc_start_main and main last 690 ms, hot_a 390 ms (S1, 40
+ * samples but the first), then hot_b 200 ms (S2), then hot_c with helper
+ * inlined in it 100 ms (S3); written outer first.  ts in us. */
 START_TEST(chrome_slices)
 {
 	const char *libc, *mn, *a, *b, *c, *h;
 
 	export(NSK_EXPORT_CHROME, "cpu");
 	ck_assert(!strncmp(out, "{\"traceEvents\":[\n", 17));
-	libc = strstr(out, "{\"ph\":\"X\",\"ts\":990000.000,\"dur\":700000.000,"
+	libc = strstr(out, "{\"ph\":\"X\",\"ts\":0.000,\"dur\":690000.000,"
 		      "\"pid\":100,\"tid\":100,\"name\":\"__libc_start_main\",\"cat\":\"cpu\"}");
-	mn = strstr(out, "{\"ph\":\"X\",\"ts\":990000.000,\"dur\":700000.000,"
+	mn = strstr(out, "{\"ph\":\"X\",\"ts\":0.000,\"dur\":690000.000,"
 		    "\"pid\":100,\"tid\":100,\"name\":\"main\"");
-	a = strstr(out, "{\"ph\":\"X\",\"ts\":990000.000,\"dur\":400000.000,"
+	a = strstr(out, "{\"ph\":\"X\",\"ts\":0.000,\"dur\":390000.000,"
 		   "\"pid\":100,\"tid\":100,\"name\":\"hot_a\"");
-	b = strstr(out, "{\"ph\":\"X\",\"ts\":1390000.000,\"dur\":200000.000,"
+	b = strstr(out, "{\"ph\":\"X\",\"ts\":390000.000,\"dur\":200000.000,"
 		   "\"pid\":100,\"tid\":100,\"name\":\"hot_b\"");
-	c = strstr(out, "\"ts\":1590000.000,\"dur\":100000.000,\"pid\":100,"
+	c = strstr(out, "\"ts\":590000.000,\"dur\":100000.000,\"pid\":100,"
 		   "\"tid\":100,\"name\":\"hot_c\"");
-	h = strstr(out, "\"ts\":1590000.000,\"dur\":100000.000,\"pid\":100,"
+	h = strstr(out, "\"ts\":590000.000,\"dur\":100000.000,\"pid\":100,"
 		   "\"tid\":100,\"name\":\"helper\"");
 	ck_assert(libc && mn && a && b && c && h);
 	ck_assert(libc < mn && mn < a && a < b && b < c && c < h);
 	/* tid 101: samples 70-94, one run of 250 ms */
-	ck_assert_ptr_nonnull(strstr(out, "{\"ph\":\"X\",\"ts\":1690000.000,"
+	ck_assert_ptr_nonnull(strstr(out, "{\"ph\":\"X\",\"ts\":690000.000,"
 				     "\"dur\":250000.000,\"pid\":100,\"tid\":101,"
 				     "\"name\":\"__libc_start_main\""));
 	ck_assert_ptr_nonnull(strstr(out, "{\"ph\":\"M\",\"pid\":100,\"tid\":101,"
@@ -337,6 +338,7 @@ START_TEST(chrome_slices)
 	ck_assert_ptr_nonnull(strstr(out, "{\"ph\":\"M\",\"pid\":100,\"tid\":100,"
 				     "\"name\":\"process_name\",\"args\":{\"name\":\"cpu_hot\"}}"));
 	ck_assert_ptr_nonnull(strstr(out, "lost events: 10 (cpu.ringbuf 7, cpu.stack 3)"));
+	ck_assert_ptr_nonnull(strstr(out, "\"ts_zero_ns\":\"1000000000\""));
 	ck_assert(outlen > 3 && !strcmp(out + outlen - 3, "}}\n"));
 }
 END_TEST
