@@ -274,7 +274,8 @@ static int main_track(struct chrome *c)
 		head(c, f, 'i', sqlite3_column_int64(st, 2), -1, c->pid, c->tid,
 		     "retransmit", "net");
 		fputs(",\"s\":\"t\",\"args\":{\"kind\":", f);
-		nsk_out__json_str(f, (const char *)sqlite3_column_text(st, 3));
+		nsk_out__json_str(f, sqlite3_column_text(st, 3) ?
+				  (const char *)sqlite3_column_text(st, 3) : "");
 		key_col(f, "state", st, 4);
 		key_col(f, "srtt_us", st, 5);
 		key_col(f, "rto_us", st, 6);
