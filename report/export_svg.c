@@ -611,9 +611,11 @@ static void write_svg(struct fg *t, struct nsk_report *rep,
 		fputs(i ? " \xc2\xb7 " : base_rep ? "new: " : "", f);
 		xml_put(f, lines[i]);
 	}
-	if (base_rep && nsk_report__summary_lines(base_rep, lines, 1) > 0) {
-		fputs(" \xc2\xb7 base: ", f);
-		xml_put(f, lines[0]);
+	/* the base's file and span, and what it lost */
+	n = base_rep ? nsk_report__summary_lines(base_rep, lines, 8) : 0;
+	for (int i = 0; i < n && i < 2; i++) {
+		fputs(i ? " \xc2\xb7 " : " \xc2\xb7 base: ", f);
+		xml_put(f, lines[i]);
 	}
 	fprintf(f, "</text>\n<text id=\"reset\" class=\"button\" x=\"%.0f\" "
 		"y=\"56\" style=\"opacity: 0.3\">Reset zoom</text>\n"

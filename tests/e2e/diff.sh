@@ -113,6 +113,8 @@ PY
 	grep '<g class="f"' "$TMPD/diff.html" >"$TMPD/b"
 	cmp -s "$TMPD/a" "$TMPD/b" || fail "the html graph's frames differ from the svg's"
 	grep -q '^<!DOCTYPE html>' "$TMPD/diff.html" || fail "diff --format html is not a page"
+	grep -q '<text id="subtitle"[^<]*new: [^<]*new\.nsk[^<]* base: [^<]*base\.nsk' "$TMPD/diff.svg" ||
+		fail "the subtitle does not name both recordings"
 	echo "ok: diff --format html"
 fi
 
