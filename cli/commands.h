@@ -14,6 +14,8 @@ int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
+int cmd_sessions(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
 
 /* "nusku: CMD: not implemented yet", exit status 2. */
 int nsk_cli__not_implemented(const char *cmd);

@@ -20,6 +20,8 @@ static const struct cmd commands[] = {
 	{ "export", cmd_export, "pprof, flame graphs (SVG, HTML), folded lines, a timeline" },
 	{ "diff", cmd_diff, "compare two recordings: what got faster, slower, or no change" },
 	{ "ps", cmd_ps, "list processes: CPU, runtime, frame pointers, who may profile" },
+	{ "sessions", cmd_sessions, "list background recordings: running, ended, crashed" },
+	{ "stop", cmd_stop, "end a background recording cleanly" },
 	{ "info", cmd_info, "describe a .nsk file: header, chunks, counts, losses" },
 };
 

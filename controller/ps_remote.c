@@ -15,13 +15,9 @@
 #include <unistd.h>
 
 #include "controller/ps.h"
-#include "report/live.h"
-#include "report/output.h"
+#include "controller/remote.h"
 
-#define REMOTE_MAX_BYTES (64u << 20)
 #define REMOTE_MAX_ROWS 1000000
-#define ERR_KEEP 1024
-#define REMOTE_TIMEOUT_MS 60000 /* nusku ps takes a second; ssh's login more */
 
 /* ---- the JSON nusku ps writes ------------------------------------------- */
 
@@ -355,196 +351,27 @@ cleanup:
 	return err;
 }
 
-/* ---- the ssh child --------------------------------------------------------- */
-
-static char **ssh_argv(const struct nsk_ps_opts *o)
-{
-	char **argv = NULL, *remote = NULL, **words;
-	const char *w[] = { o->remote_nusku ? o->remote_nusku : "nusku", "ps",
-			    "--format", "json", NULL };
-	size_t size = 64;
-	int n = 0;
-
-	for (int i = 0; w[i]; i++)
-		size += strlen(w[i]) * 4 + 3;
-	remote = calloc(1, size);
-	argv = calloc((size_t)o->nssh_opts + 8, sizeof(*argv));
-	if (!remote || !argv)
-		goto fail;
-	for (int i = 0; w[i]; i++) {
-		if (i)
-			strcat(remote, " ");
-		if (nsk_live__shell_quote(remote, size, w[i]) < 0)
-			goto fail;
-	}
-	words = argv;
-	words[n++] = strdup("ssh");
-	/* no prompt can be answered without a terminal */
-	if (!isatty(STDIN_FILENO)) {
-		words[n++] = strdup("-o");
-		words[n++] = strdup("BatchMode=yes");
-	}
-	words[n++] = strdup("-T");
-	for (int i = 0; i < o->nssh_opts; i++)
-		words[n++] = strdup(o->ssh_opts[i]);
-	words[n++] = strdup("--");
-	words[n++] = strdup(o->ssh_host);
-	words[n++] = remote;
-	remote = NULL;
-	for (int i = 0; i < n; i++)
-		if (!argv[i])
-			goto fail;
-	return argv;
-fail:
-	free(remote);
-	nsk_live__free_argv(argv);
-	return NULL;
-}
-
-/* Reads the child's stdout (all of it, bounded) and stderr (its tail). */
-static int drain(int out_fd, int err_fd, char **buf, size_t *len, char *tail, size_t tail_cap)
-{
-	struct pollfd pf[2] = { { out_fd, POLLIN, 0 }, { err_fd, POLLIN, 0 } };
-	size_t cap = 0, tl = 0;
-	char chunk[65536];
-	int open_fds = 2;
-
-	*buf = NULL;
-	*len = 0;
-	tail[0] = '\0';
-	while (open_fds) {
-		int ready = poll(pf, 2, REMOTE_TIMEOUT_MS);
-
-		if (ready < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (ready == 0)
-			return -ETIMEDOUT;
-		for (int i = 0; i < 2; i++) {
-			ssize_t r;
-
-			if (pf[i].fd < 0 || !pf[i].revents)
-				continue;
-			r = read(pf[i].fd, chunk, sizeof(chunk));
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) {
-				pf[i].fd = -1;
-				open_fds--;
-				continue;
-			}
-			if (i == 0) {
-				if (*len + (size_t)r > REMOTE_MAX_BYTES)
-					return -EFBIG;
-				if (*len + (size_t)r + 1 > cap) {
-					char *nb;
-
-					cap = (*len + (size_t)r + 1) * 2;
-					nb = realloc(*buf, cap);
-					if (!nb)
-						return -ENOMEM;
-					*buf = nb;
-				}
-				memcpy(*buf + *len, chunk, (size_t)r);
-				*len += (size_t)r;
-			} else {
-				/* keep the last tail_cap - 1 bytes: one move
-				 * per read, however much a remote writes */
-				size_t room = tail_cap - 1, take = (size_t)r < room ? (size_t)r : room;
-				size_t keep = tl < room - take ? tl : room - take;
-
-				memmove(tail, tail + tl - keep, keep);
-				memcpy(tail + keep, chunk + (size_t)r - take, take);
-				tl = keep + take;
-				tail[tl] = '\0';
-			}
-		}
-	}
-	return 0;
-}
-
-/* The last non-empty line of s, trimmed (in place). */
-static const char *last_line(char *s)
-{
-	char *e = s + strlen(s), *b;
-
-	while (e > s && (e[-1] == '\n' || e[-1] == '\r'))
-		*--e = '\0';
-	b = strrchr(s, '\n');
-	return b ? b + 1 : s;
-}
+/* ---- over ssh (controller/remote.c) ---------------------------------------- */
 
 int nsk_ps__remote(const struct nsk_ps_opts *o, struct nsk_ps_row **rows, int *n,
 		   char *msg, size_t msglen)
 {
-	int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, status = 0, err;
-	char tail[ERR_KEEP], *buf = NULL, **argv;
+	static const char *const words[] = { "ps", "--format", "json", NULL };
+	struct nsk_remote r = { o->ssh_host, o->ssh_opts, o->nssh_opts, o->remote_nusku };
+	char *buf = NULL;
 	size_t len = 0;
-	pid_t pid;
+	int err;
 
-	msg[0] = '\0';
-	argv = ssh_argv(o);
-	if (!argv)
-		return -ENOMEM;
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (pid == 0) {
-		dup2(out[1], STDOUT_FILENO);
-		dup2(errp[1], STDERR_FILENO);
-		execvp(argv[0], argv);
-		fprintf(stderr, "cannot run ssh: %s\n", strerror(errno));
-		_exit(255);
-	}
-	close(out[1]);
-	close(errp[1]);
-	out[1] = errp[1] = -1;
-	err = drain(out[0], errp[0], &buf, &len, tail, sizeof(tail));
-	if (err < 0)
-		kill(pid, SIGTERM);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (err == -ETIMEDOUT) {
-		snprintf(msg, msglen, "%s: no answer for %d s", o->ssh_host,
-			 REMOTE_TIMEOUT_MS / 1000);
-		goto cleanup;
-	}
-	if (err == -EFBIG) {
-		snprintf(msg, msglen, "%s: more than %u MiB of rows", o->ssh_host,
-			 REMOTE_MAX_BYTES >> 20);
-		goto cleanup;
-	}
-	if (err < 0)
-		goto cleanup;
-	status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (status) {
-		char *e = nsk_out__escaped(last_line(tail));
-
-		nsk_live__explain_exit(msg, msglen, 1, status, e ? e : "", o->ssh_host);
-		free(e);
+	err = nsk_remote__run(&r, words, &buf, &len, msg, msglen);
+	if (err > 0)
 		err = -EIO;
+	if (err < 0)
 		goto cleanup;
-	}
 	err = nsk_ps__parse_json(buf ? buf : "", len, rows, n);
 	if (err == -EBADMSG)
 		snprintf(msg, msglen, "%s: the remote nusku ps did not answer with its JSON rows",
 			 o->ssh_host);
 cleanup:
-	for (int i = 0; i < 2; i++) {
-		if (out[i] >= 0)
-			close(out[i]);
-		if (errp[i] >= 0)
-			close(errp[i]);
-	}
 	free(buf);
-	nsk_live__free_argv(argv);
 	return err;
 }

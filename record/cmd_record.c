@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "controller/sessions.h"
 #include "record/record.h"
 #include "record/signals.h"
 #include <nusku/events/ustack.h>
@@ -25,6 +26,8 @@ enum {
 	OPT_NO_KSTACKS,
 	OPT_CALL_GRAPH,
 	OPT_STACK_SIZE,
+	OPT_BACKGROUND,
+	OPT_NAME,
 };
 
 static void usage(FILE *f)
@@ -62,12 +65,19 @@ static void usage(FILE *f)
 		"      --alloc-uprobes      alloc: probe the allocator with uprobes instead\n"
 		"                           of preloading Nusku's sampler (a trap per call)\n"
 		"  -q, --quiet              no status line\n"
+		"      --background         detach: keep recording after the terminal\n"
+		"                           closes; prints NAME and FILE once the probes\n"
+		"                           are in (default FILE: NAME.nsk here)\n"
+		"      --name NAME          the background session's name (default:\n"
+		"                           the program's name and a number)\n"
 		"  -h, --help               this help\n"
 		"\n"
 		"Recording ends when the program exits, on Ctrl-C or SIGTERM, or after\n"
 		"--duration; the file is complete in every case.  nusku exits with the\n"
 		"program's status (143 when it ended it with SIGTERM).  Needs root, or\n"
-		"CAP_BPF + CAP_PERFMON.  See nusku-record(1).\n");
+		"CAP_BPF + CAP_PERFMON.  A background session is listed by nusku\n"
+		"sessions, shown by nusku live NAME and ended by nusku stop NAME.\n"
+		"See nusku-record(1).\n");
 }
 
 static int bad(const char *what, const char *arg)
@@ -150,9 +160,13 @@ int cmd_record(int argc, char **argv)
 		{ "alloc-sample", required_argument, NULL, OPT_ALLOC_SAMPLE },
 		{ "alloc-uprobes", no_argument, NULL, OPT_ALLOC_UPROBES },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "background", no_argument, NULL, OPT_BACKGROUND },
+		{ "name", required_argument, NULL, OPT_NAME },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	const char *name = NULL;
+	int background = 0, output_given = 0;
 	struct nsk_record_opts o = {
 		.output = "nusku.nsk",
 		.inherit = 1,
@@ -173,6 +187,7 @@ int cmd_record(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			o.output = optarg;
+			output_given = 1;
 			break;
 		case 'p':
 			errno = 0;
@@ -247,6 +262,12 @@ int cmd_record(int argc, char **argv)
 		case 'q':
 			o.quiet = 1;
 			break;
+		case OPT_BACKGROUND:
+			background = 1;
+			break;
+		case OPT_NAME:
+			name = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -268,6 +289,25 @@ int cmd_record(int argc, char **argv)
 	if (!o.pid && !o.argv) {
 		fprintf(stderr, "nusku: record: nothing to record: give -p PID or -- PROGRAM\n");
 		return 2;
+	}
+	if (name && !background) {
+		fprintf(stderr, "nusku: record: --name names a --background session\n");
+		return 2;
+	}
+	if (background) {
+		if (output_given && !strcmp(o.output, "-")) {
+			fprintf(stderr, "nusku: record: --background writes a file, not -o -\n");
+			return 2;
+		}
+		if (!output_given)
+			o.output = NULL; /* NAME.nsk */
+		err = nsk_session__start_background(&o, name, argv - 1, stdout,
+						    errbuf, sizeof(errbuf));
+		if (err) {
+			fprintf(stderr, "nusku: record: %s\n", errbuf);
+			return 1;
+		}
+		return 0;
 	}
 	/* argv - 1: main()'s argv, "nusku" included, for the META record */
 	err = nsk_record__run(&o, argv - 1, &status, errbuf, sizeof(errbuf));

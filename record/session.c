@@ -611,6 +611,7 @@ static int finish(struct nsk_session *s)
 	nsk_stacks__write_counts(s->stk);
 	now = nsk_session__now();
 	flush_losses(s, now);
+	nsk_status__progress(s, now, 0, 1); /* END's figures */
 	rec.end.time = now;
 	rec.end.records = s->records;
 	rec.end.lost = s->lost_total;
@@ -733,6 +734,7 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	if (err)
 		goto cleanup;
 	started = 1;
+	nsk_status__progress(s, nsk_session__now(), 1, 0);
 	err = event_loop(s);
 	nsk_target__finish(s, !s->root_done);
 	if (!err)

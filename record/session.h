@@ -18,6 +18,20 @@
 
 struct nsk_session;
 
+/* How a recording goes, for a caller that keeps its state where others
+ * can read it (nusku record --background: controller/sessions.h). */
+struct nsk_record_progress {
+	int started;		/* every probe is in and the target runs */
+	int final;		/* END is written: the figures are END's */
+	int target_pid;		/* the launched child or the attached pid */
+	const char *signals;	/* the signals recording, comma-separated */
+	uint64_t elapsed_ns;	/* since the recording started */
+	uint64_t records, samples, lost; /* written, CPU samples, lost events */
+	uint64_t bytes;		/* handed to the file so far */
+	int have_cost;		/* the BPF statistics are on (record/own.h) */
+	uint64_t bpf_run_ns, bpf_runs; /* our programs' run time so far */
+};
+
 /* Options every signal may read.  Filled by the record command line. */
 struct nsk_record_opts {
 	const char *output;	    /* path, or "-" for stdout */
@@ -36,6 +50,10 @@ struct nsk_record_opts {
 	int call_graph;		    /* enum nsk_call_graph */
 	uint32_t stack_bytes;	    /* user stack copied for DWARF (0: default) */
 	int quiet;
+	/* Told once when the recording has started (p->started), then about
+	 * once a second and once at the end (p->final); NULL: nobody. */
+	void (*on_progress)(void *ctx, const struct nsk_record_progress *p);
+	void *progress_ctx;
 };
 
 struct nsk_signal {

@@ -99,6 +99,7 @@ struct nsk_session {
 	char errmsg[512];
 	int status_tty;
 	uint64_t status_next;
+	uint64_t progress_next;
 };
 
 /* Remember a one-line error for the CLI (first one wins); returns err. */
@@ -140,8 +141,11 @@ int nsk_session__stacks_init(struct nsk_session *s);
  * hidden or unreadable): one warning line and META kernel_stacks.error. */
 int nsk_session__check_kallsyms(struct nsk_session *s);
 
-/* status.c: the one-line live status on a terminal. */
+/* status.c: the one-line live status on a terminal, and opts.on_progress
+ * (about once a second; started: the first call, once the probes are in). */
 void nsk_status__update(struct nsk_session *s, uint64_t now, int final);
+void nsk_status__progress(struct nsk_session *s, uint64_t now, int started,
+			  int final);
 
 /* Read a small /proc file; returns bytes read (NUL-terminated), -errno. */
 ssize_t nsk_read_file(const char *path, char *buf, size_t size);
