@@ -73,8 +73,10 @@ static void on_progress(void *ctx, const struct nsk_record_progress *p)
 	st->bpf_runs = p->bpf_runs;
 	st->final = p->final;
 	own_usage(st);
-	if (p->started)
+	if (p->started) {
 		st->phase = NSK_PHASE_RUNNING;
+		st->startup_cpu_ns = st->cpu_ns; /* loading, attaching: once */
+	}
 	/* a state that cannot be written leaves the last one: the recording
 	 * itself goes on */
 	nsk_session_state__write(b->dirfd, st);
@@ -162,7 +164,8 @@ static void base_name(const struct nsk_record_opts *o, char *buf, size_t len)
 }
 
 /* Takes the lock of the first free name: base-1, base-2, ...; a name
- * whose state is kept (an ended or crashed session) is not reused. */
+ * whose state is kept (an ended or crashed session) is not reused, nor
+ * one whose default recording (NAME.nsk here) exists. */
 static int pick_name(int dirfd, const struct nsk_record_opts *o, char *name,
 		     size_t len)
 {
@@ -177,6 +180,11 @@ static int pick_name(int dirfd, const struct nsk_record_opts *o, char *name,
 		snprintf(path, sizeof(path), "%s.state", name);
 		if (!fstatat(dirfd, path, &sb, AT_SYMLINK_NOFOLLOW))
 			continue;
+		/* nor over a recording of that name here (NAME.nsk) */
+		snprintf(path, sizeof(path), "%s.nsk", name);
+		if (!o->output && !fstatat(AT_FDCWD, path, &sb, AT_SYMLINK_NOFOLLOW))
+			continue;
+		snprintf(path, sizeof(path), "%s.state", name);
 		fd = nsk_session_lock__take(dirfd, name);
 		if (fd == -EBUSY)
 			continue;

@@ -20,7 +20,8 @@ static void usage(FILE *f)
 		"200 ms, RSS, threads, runtime (native go rust java node python kernel),\n"
 		"whether the main binary keeps frame pointers (FP) and has debug info\n"
 		"(DBG), whether you may profile it (PROF), and the command line.\n"
-		"JSON adds cgroup, container, what is missing to profile, sessions.\n"
+		"JSON adds cgroup, container, what is missing to profile, sessions (the\n"
+		"background sessions recording it; the command shows them as [NAME]).\n"
 		"\n"
 		"  -f, --format FMT   text (default; fits 80 columns) or json\n"
 		"  -s, --sort KEY     cpu (default), rss, pid or name\n"
@@ -133,6 +134,7 @@ int cmd_ps(int argc, char **argv)
 			status = 1;
 			goto cleanup;
 		}
+		nsk_ps__sessions(rows, n);
 	}
 	err = nsk_ps__print(stdout, &o, rows, n);
 	if (err < 0) {

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "controller/ps.h"
+#include "controller/sessions.h"
 #include "report/output.h"
 
 static double now_s(void)
@@ -56,6 +58,23 @@ cleanup:
 	nsk_proc_scan__release(&a);
 	nsk_proc_scan__release(&b);
 	return err;
+}
+
+void nsk_ps__sessions(struct nsk_ps_row *rows, int n)
+{
+	struct nsk_session_info *v = NULL;
+	char path[4096], err[4400];
+	int dirfd, nv = 0;
+
+	dirfd = nsk_session_dir__open(0, path, sizeof(path), err, sizeof(err));
+	if (dirfd < 0)
+		return; /* no sessions, or none we may trust */
+	if (!nsk_sessions__list(dirfd, &v, &nv))
+		for (int i = 0; i < n; i++)
+			nsk_sessions__of_pid(v, nv, rows[i].p.pid, rows[i].sessions,
+					     sizeof(rows[i].sessions));
+	free(v);
+	close(dirfd);
 }
 
 void nsk_ps__free_rows(struct nsk_ps_row *rows, int n)
@@ -211,7 +230,19 @@ static void print_text(FILE *f, const struct nsk_ps_opts *o,
 			c = sl;
 		}
 		eu = nsk_out__escaped(r->user);
-		ec = nsk_out__escaped(c);
+		if (r->sessions[0]) {
+			/* recorded by a background session: say so first */
+			char *tagged = NULL;
+
+			if (asprintf(&tagged, "[%s] %s", r->sessions, c) >= 0) {
+				ec = nsk_out__escaped(tagged);
+				free(tagged);
+			} else {
+				ec = NULL;
+			}
+		} else {
+			ec = nsk_out__escaped(c);
+		}
 		fmt_bytes(rss, sizeof(rss), r->p.rss_bytes);
 		snprintf(cpu, sizeof(cpu), r->p.cpu_pct >= 999.5 ? "%.0f" : "%.1f",
 			 r->p.cpu_pct);
@@ -286,9 +317,18 @@ static void print_json(FILE *f, const struct nsk_ps_row *rows, int n)
 		json_tri(f, "debug_info", r->debug_info);
 		fprintf(f, ",\"can_profile\":%s", r->can_profile ? "true" : "false");
 		json_missing(f, r->missing);
-		/* No session registry yet: background sessions (issue 16 part 3)
-		 * will list here the ones recording this process. */
-		fputs(",\"sessions\":[]}", f);
+		fputs(",\"sessions\":[", f);
+		for (const char *p = r->sessions; *p;) {
+			size_t len = strcspn(p, ",");
+			char name[NSK_SESSION_NAME_MAX + 1];
+
+			snprintf(name, sizeof(name), "%.*s", (int)len, p);
+			if (p != r->sessions)
+				fputc(',', f);
+			nsk_out__json_str(f, name);
+			p += len + (p[len] == ',');
+		}
+		fputs("]}", f);
 	}
 	fputs(n ? "\n]\n" : "]\n", f);
 }

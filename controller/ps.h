@@ -17,6 +17,7 @@ struct nsk_ps_row {
 	int debug_info;		 /* 1, 0, -1 */
 	int can_profile;
 	char missing[192];	 /* what this user lacks, "; "-separated */
+	char sessions[256];	 /* running sessions recording it, ','-separated */
 };
 
 enum nsk_ps_sort { NSK_PS_SORT_CPU, NSK_PS_SORT_RSS, NSK_PS_SORT_PID, NSK_PS_SORT_NAME };
@@ -43,6 +44,10 @@ void nsk_ps__free_rows(struct nsk_ps_row *rows, int n);
 /* Fills the rows' runtime, frame pointers, debug info and permission.
  * ELF checks are cached per (device, inode) of the main binary. */
 void nsk_ps__inspect(const struct nsk_ps_opts *o, struct nsk_ps_row *rows, int n);
+
+/* Fills each row's sessions from this user's session directory
+ * (controller/sessions.h); none when there is none. */
+void nsk_ps__sessions(struct nsk_ps_row *rows, int n);
 
 /* 1 when the row matches the filter (NULL matches everything). */
 int nsk_ps__match(const struct nsk_ps_row *r, const char *filter);

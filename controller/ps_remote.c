@@ -269,8 +269,23 @@ static int parse_row(struct js *j, struct nsk_ps_row *r)
 					return -1;
 			}
 		} else if (!strcmp(key, "sessions")) {
-			if (skip_value(j, 1) < 0)
+			/* names, as the remote's session directory has them */
+			if (!eat(j, '['))
 				return -1;
+			if (!eat(j, ']')) {
+				do {
+					size_t n = strlen(r->sessions);
+					char name[80];
+
+					if (str(j, name, sizeof(name)) < 0)
+						return -1;
+					if (n + strlen(name) + 2 < sizeof(r->sessions))
+						snprintf(r->sessions + n, sizeof(r->sessions) - n,
+							 "%s%s", n ? "," : "", name);
+				} while (eat(j, ','));
+				if (!eat(j, ']'))
+					return -1;
+			}
 		} else {
 			v = scalar(j, &d);
 			if (v == -2) {

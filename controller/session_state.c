@@ -93,6 +93,7 @@ int nsk_session_state__write(int dirfd, struct nsk_session_state *st)
 	put_u64(f, "bpf_run_ns", st->bpf_run_ns);
 	put_u64(f, "bpf_runs", st->bpf_runs);
 	put_u64(f, "cpu_ns", st->cpu_ns);
+	put_u64(f, "startup_cpu_ns", st->startup_cpu_ns);
 	put_u64(f, "max_rss_kb", st->max_rss_kb);
 	fprintf(f, "exit_status=%d\n", st->exit_status);
 	put_str(f, "error", st->error);
@@ -141,6 +142,7 @@ static void set(struct nsk_session_state *st, const char *k, char *v)
 		{ "samples", &st->samples }, { "lost", &st->lost },
 		{ "bytes", &st->bytes }, { "bpf_run_ns", &st->bpf_run_ns },
 		{ "bpf_runs", &st->bpf_runs }, { "cpu_ns", &st->cpu_ns },
+		{ "startup_cpu_ns", &st->startup_cpu_ns },
 		{ "max_rss_kb", &st->max_rss_kb },
 	};
 

@@ -69,6 +69,9 @@ int nsk_sessions__get(int dirfd, const char *name, struct nsk_session_info *out)
 			out->st.bpf_runs = fig.bpf_runs;
 		}
 	}
+	/* the recorder's CPU time and its programs' are as of its last
+	 * state; a file's span is the time they cover once it has died */
+	out->cost_elapsed_ns = out->st.elapsed_ns;
 	if (out->status == NSK_SESSION_RUNNING && out->st.started > 0) {
 		double age = now_unix() - out->st.started;
 
@@ -161,16 +164,18 @@ void nsk_sessions__of_pid(const struct nsk_session_info *v, int n, int pid,
 
 /* ---- printing ---------------------------------------------------------- */
 
-/* The recording's own cost as a share of one CPU: its BPF programs' run
- * time and the recorder process's CPU time over the time it ran; -1 when
- * not known. */
+/* The recording's own cost as a share of one CPU while it runs: its BPF
+ * programs' run time and the recorder's CPU time since it started, over
+ * that time (what it cost to start, once, is apart: startup_cpu_ns); -1
+ * when not known. */
 static double cost_pct(const struct nsk_session_info *s)
 {
-	double ns = (double)s->st.cpu_ns + (s->st.have_cost ? (double)s->st.bpf_run_ns : 0);
+	uint64_t cpu = s->st.cpu_ns > s->st.startup_cpu_ns ? s->st.cpu_ns - s->st.startup_cpu_ns : 0;
+	double ns = (double)cpu + (s->st.have_cost ? (double)s->st.bpf_run_ns : 0);
 
-	if (!s->st.elapsed_ns || (!s->st.have_cost && !s->st.cpu_ns))
+	if (!s->cost_elapsed_ns || (!s->st.have_cost && !s->st.cpu_ns))
 		return -1;
-	return 100.0 * ns / (double)s->st.elapsed_ns;
+	return 100.0 * ns / (double)s->cost_elapsed_ns;
 }
 
 static void fmt_bytes(char *buf, size_t len, int64_t v)
@@ -231,7 +236,15 @@ static void print_text(FILE *f, const struct nsk_session_info *v, int n)
 			snprintf(cost, sizeof(cost), "?");
 		else
 			snprintf(cost, sizeof(cost), c < 10 ? "%.2f%%" : "%.1f%%", c);
-		t = nsk_out__escaped(s->st.target);
+		{
+			/* the program's directory would fill the column */
+			const char *tg = s->st.target, *sp = strchr(tg, ' '), *sl = tg;
+
+			for (const char *q = tg; *q && (!sp || q < sp); q++)
+				if (*q == '/' && q[1] && q[1] != ' ')
+					sl = q + 1;
+			t = nsk_out__escaped(sl);
+		}
 		file = nsk_out__escaped(s->st.file);
 		sig = nsk_out__escaped(s->st.signals);
 		fprintf(f, "%-16.16s %-8s %6s %7s %7s %6s %6s %.22s\n", s->st.name,
@@ -280,8 +293,10 @@ static void print_json(FILE *f, const struct nsk_session_info *v, int n)
 				s->st.bpf_run_ns, s->st.bpf_runs);
 		else
 			fputs(",\"cost_bpf_ns\":null,\"cost_bpf_runs\":null", f);
-		fprintf(f, ",\"cost_recorder_cpu_ns\":%" PRIu64 ",\"recorder_max_rss_kb\":%" PRIu64,
-			s->st.cpu_ns, s->st.max_rss_kb);
+		fprintf(f, ",\"cost_recorder_cpu_ns\":%" PRIu64 ",\"cost_startup_cpu_ns\":%" PRIu64
+			",\"recorder_max_rss_kb\":%" PRIu64,
+			s->st.cpu_ns > s->st.startup_cpu_ns ? s->st.cpu_ns - s->st.startup_cpu_ns : 0,
+			s->st.startup_cpu_ns, s->st.max_rss_kb);
 		if (c >= 0)
 			fprintf(f, ",\"cost_pct\":%.3f", c);
 		else

@@ -58,6 +58,7 @@ struct nsk_session_state {
 	int have_cost;
 	uint64_t bpf_run_ns, bpf_runs; /* its BPF programs' run time */
 	uint64_t cpu_ns;	       /* the recorder process's own CPU time */
+	uint64_t startup_cpu_ns;       /* ... of it before the recording started */
 	uint64_t max_rss_kb;	       /* and its peak RSS */
 	int exit_status;	       /* phase ENDED: what nusku record exits with */
 	char error[320];	       /* phase FAILED: the one-line error */
@@ -72,6 +73,7 @@ struct nsk_session_info {
 	int figures_from_file;	     /* records, lost, elapsed_ns: the file's */
 	int file_ended;		     /* the file holds END */
 	uint64_t dropped_bytes;	     /* the incomplete tail a reader skips */
+	uint64_t cost_elapsed_ns;    /* the time the cost figures cover */
 };
 
 /* ---- the directory (session_dir.c) ------------------------------------- */

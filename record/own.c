@@ -411,6 +411,27 @@ static int add_cost(void *ctx, int fd)
 	return 0;
 }
 
+/* The scaled run time of our programs, the windows having been on for
+ * c->on_ns of the time since the first tick; open: one of ours is open
+ * now (the statistics being on then says nothing about other tracers). */
+static int cost_of(struct nsk_own *o, struct nsk_own_cost *c, struct cost_ctx *cc,
+		   uint64_t now, int open)
+{
+	int err;
+
+	c->total_ns = o->born_ns ? now - o->born_ns : 0;
+	/* Still on with our window closed: someone else keeps them on (the
+	 * sysctl, another tracer), most likely all along: the figures are
+	 * then whole, not a window's. */
+	if (c->on_ns && !open && stats_on_elsewhere())
+		c->on_ns = c->total_ns;
+	if (c->on_ns)
+		cc->scale = (double)c->total_ns / (double)c->on_ns;
+	err = for_each_prog_fd(add_cost, cc);
+	free(cc->ids);
+	return err;
+}
+
 int nsk_own__cost(struct nsk_own *o, struct nsk_own_cost *c,
 		  void (*visit)(void *ctx, const char *name, uint64_t run_ns,
 				uint64_t runs),
@@ -418,21 +439,22 @@ int nsk_own__cost(struct nsk_own *o, struct nsk_own_cost *c,
 {
 	struct cost_ctx cc = { c, 1.0, visit, ctx, NULL, 0, 0 };
 	uint64_t now = now_ns();
-	int err;
 
 	memset(c, 0, sizeof(*c));
 	/* the open window ends here: what ran after is not counted */
 	window_close(o, now);
 	c->on_ns = o->on_ns;
-	c->total_ns = o->born_ns ? now - o->born_ns : 0;
-	/* Still on with our window closed: someone else keeps them on (the
-	 * sysctl, another tracer), most likely all along: the figures are
-	 * then whole, not a window's. */
-	if (c->on_ns && stats_on_elsewhere())
-		c->on_ns = c->total_ns;
-	if (c->on_ns)
-		cc.scale = (double)c->total_ns / (double)c->on_ns;
-	err = for_each_prog_fd(add_cost, &cc);
-	free(cc.ids);
-	return err;
+	return cost_of(o, c, &cc, now, 0);
+}
+
+int nsk_own__cost_so_far(struct nsk_own *o, struct nsk_own_cost *c)
+{
+	struct cost_ctx cc = { c, 1.0, NULL, NULL, NULL, 0, 0 };
+	uint64_t now = now_ns();
+	int open = o->stats_fd >= 0;
+
+	memset(c, 0, sizeof(*c));
+	/* the open window counts up to now, and stays open */
+	c->on_ns = o->on_ns + (open ? now - o->opened_ns : 0);
+	return cost_of(o, c, &cc, now, open);
 }

@@ -70,6 +70,10 @@ int nsk_own__cost(struct nsk_own *o, struct nsk_own_cost *c,
 				uint64_t runs),
 		  void *ctx);
 
+/* The same figures so far, for a running recording's state (about once
+ * a second), leaving the statistics window as it is. */
+int nsk_own__cost_so_far(struct nsk_own *o, struct nsk_own_cost *c);
+
 /* Why statistics are off (0 when they are on): -errno of BPF_ENABLE_STATS. */
 int nsk_own__stats_error(const struct nsk_own *o);
 

@@ -36,7 +36,7 @@ void nsk_status__progress(struct nsk_session *s, uint64_t now, int started,
 	p.bytes = s->w ? nsk_writer__bytes(s->w) : 0;
 	/* the estimate the END's META cost.* will hold, so far */
 	if (s->own && !nsk_own__stats_error(s->own) &&
-	    !nsk_own__cost(s->own, &c, NULL, NULL)) {
+	    !nsk_own__cost_so_far(s->own, &c)) {
 		p.have_cost = 1;
 		p.bpf_run_ns = c.run_ns;
 		p.bpf_runs = c.runs;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "controller/sessions.h"
 #include "report/live.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -41,6 +42,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: nusku live [options] FILE        follow a recording being written\n"
+		"       nusku live [options] NAME        the same for a background session\n"
+		"                                        (nusku sessions; q leaves it running)\n"
 		"       nusku live [options] -            read a recording from a pipe\n"
 		"       nusku live [options] -p PID       record a running process and show it\n"
 		"       nusku live [options] -- CMD ARGS  launch, record and show\n"
@@ -90,6 +93,38 @@ static int parse_num(const char *s, double min, double max, double *out)
 	if (errno || end == s || *end || v < min || v > max)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+/* NAME, when no file of that name is here: the file of the background
+ * session NAME (controller/sessions.h), followed as it grows; leaving
+ * live leaves the session recording.  -ENOENT (said) when neither is. */
+static int resolve_session(struct nsk_live_opts *o)
+{
+	static char file[sizeof(((struct nsk_session_state *)0)->file)];
+	struct nsk_session_info s;
+	char dir[4096], err[4400];
+	int dirfd, e;
+
+	if (!strcmp(o->input, "-") || strchr(o->input, '/') || !access(o->input, F_OK) ||
+	    errno != ENOENT || !nsk_session__name_ok(o->input))
+		return 0;
+	dirfd = nsk_session_dir__open(0, dir, sizeof(dir), err, sizeof(err));
+	if (dirfd < 0) {
+		fprintf(stderr, "nusku live: %s: no such file%s%s\n", o->input,
+			dirfd == -ENOENT ? ", and no sessions" : "; sessions: ",
+			dirfd == -ENOENT ? "" : err);
+		return -ENOENT;
+	}
+	e = nsk_sessions__get(dirfd, o->input, &s);
+	close(dirfd);
+	if (e < 0) {
+		fprintf(stderr, "nusku live: %s: no such file or session ('nusku "
+			"sessions' lists them)\n", o->input);
+		return -ENOENT;
+	}
+	snprintf(file, sizeof(file), "%s", s.st.file);
+	o->input = file;
 	return 0;
 }
 
@@ -237,6 +272,8 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 		fprintf(stderr, "nusku live: -p and a command exclude each other\n");
 		return 2;
 	}
+	if (o->input && resolve_session(o) < 0)
+		return 2;
 	if (!o->input && !o->pid && !o->cmd) {
 		fprintf(stderr, "nusku live: nothing to show: give FILE, '-', "
 			"-p PID or -- CMD; see 'nusku live --help'\n");
