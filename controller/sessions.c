@@ -252,7 +252,7 @@ static void print_text(FILE *f, const struct nsk_session_info *v, int n)
 			t ? t : "?");
 		fprintf(f, "  %s  [%s]%s\n", file ? file : "?", sig ? sig : "",
 			s->status == NSK_SESSION_CRASHED && !s->file_ended ?
-			" no END: reads back to its last complete chunk" : "");
+			"  (no END)" : "");
 		free(t);
 		free(file);
 		free(sig);

@@ -1,6 +1,6 @@
 #!/bin/sh
-# nusku live --ssh against an sshd this test starts on 127.0.0.1 (a high
-# port, host and user keys made here, removed afterwards).  The transport is
+# nusku live --ssh against an sshd this test starts on 127.0.0.1
+# (tests/e2e/sshd_lib.sh).  The transport is
 # checked with a stand-in recorder (a script that streams
 # tests/live/live_gen), the remote errors (not installed: exit 127; the
 # recorder's own error), -o keeping the bytes, and, where BPF can run, a
@@ -8,48 +8,10 @@
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 . "$TOP_SRCDIR/tests/e2e/live_lib.sh"
 
-SSHD=/usr/sbin/sshd
-[ -x "$SSHD" ] || skip "openssh-server is not installed ($SSHD)"
-command -v ssh >/dev/null && command -v ssh-keygen >/dev/null || skip "openssh-client is not installed"
-[ "$(id -u)" = 0 ] || skip "sshd needs root here (privilege separation)"
+. "$TOP_SRCDIR/tests/e2e/sshd_lib.sh"
 GEN=$(dirname "$NUSKU")/tests/live/live_gen
 [ -x "$GEN" ] || fail "live_gen not built"
-
-D="$TMPD/ssh"
-mkdir -p "$D" && chmod 700 "$D"
-ssh-keygen -q -t ed25519 -N '' -f "$D/host_key" || skip "ssh-keygen failed"
-ssh-keygen -q -t ed25519 -N '' -f "$D/user_key" || skip "ssh-keygen failed"
-cp "$D/user_key.pub" "$D/authorized_keys"
-mkdir -p /run/sshd 2>/dev/null
-
-PORT=$((20000 + $$ % 20000))
-cat >"$D/sshd_config" <<CONF
-Port $PORT
-ListenAddress 127.0.0.1
-HostKey $D/host_key
-AuthorizedKeysFile $D/authorized_keys
-StrictModes no
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-UsePAM no
-PidFile $D/sshd.pid
-CONF
-"$SSHD" -t -f "$D/sshd_config" 2>"$D/t.err" || skip "sshd refuses the config: $(head -1 "$D/t.err")"
-"$SSHD" -D -e -f "$D/sshd_config" 2>"$D/sshd.log" &
-sshd=$!
-cleanup() { kill $sshd 2>/dev/null; wait $sshd 2>/dev/null; rm -rf "$TMPD"; }
-trap cleanup EXIT
-
-SSHOPT="-p $PORT -i $D/user_key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=5"
-up=0
-for i in $(seq 50); do
-	ssh $SSHOPT -o BatchMode=yes root@127.0.0.1 true 2>/dev/null && { up=1; break; }
-	kill -0 $sshd 2>/dev/null || break
-	sleep 0.1
-done
-[ $up = 1 ] || skip "sshd did not come up on 127.0.0.1:$PORT: $(tail -1 "$D/sshd.log")"
+start_sshd 0
 
 # A stand-in for the remote nusku: `record -o - ...` streams live_gen.
 cat >"$D/fake_nusku" <<FAKE

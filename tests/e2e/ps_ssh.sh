@@ -1,55 +1,19 @@
 #!/bin/sh
-# nusku ps --ssh against an sshd this test starts on 127.0.0.1 (a high port,
-# host and user keys made here, removed afterwards), as live_ssh.sh does:
+# nusku ps --ssh against an sshd this test starts on 127.0.0.1
+# (tests/e2e/sshd_lib.sh):
 # the remote rows of a cpu_hot started here (same pid, comm, runtime, frame
 # pointers as the local rows), FILTER and --sort applied on this side, the
 # remote's errors in one line (not installed: exit 127; not JSON), and
 # hostile remote JSON (escape bytes in a comm) escaped before the terminal.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
+. "$TOP_SRCDIR/tests/e2e/sshd_lib.sh"
 command -v python3 >/dev/null || skip "python3 reads the JSON here"
-SSHD=/usr/sbin/sshd
-[ -x "$SSHD" ] || skip "openssh-server is not installed ($SSHD)"
-command -v ssh >/dev/null && command -v ssh-keygen >/dev/null || skip "openssh-client is not installed"
-[ "$(id -u)" = 0 ] || skip "sshd needs root here (privilege separation)"
 [ -x "$WORKLOADS/cpu_hot" ] || fail "cpu_hot not built"
 
-D="$TMPD/ssh"
-mkdir -p "$D" && chmod 700 "$D"
-ssh-keygen -q -t ed25519 -N '' -f "$D/host_key" || skip "ssh-keygen failed"
-ssh-keygen -q -t ed25519 -N '' -f "$D/user_key" || skip "ssh-keygen failed"
-cp "$D/user_key.pub" "$D/authorized_keys"
-mkdir -p /run/sshd 2>/dev/null
-
-PORT=$((20000 + ($$ + 7919) % 20000))
-cat >"$D/sshd_config" <<CONF
-Port $PORT
-ListenAddress 127.0.0.1
-HostKey $D/host_key
-AuthorizedKeysFile $D/authorized_keys
-StrictModes no
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-UsePAM no
-PidFile $D/sshd.pid
-CONF
-"$SSHD" -t -f "$D/sshd_config" 2>"$D/t.err" || skip "sshd refuses the config: $(head -1 "$D/t.err")"
-"$SSHD" -D -e -f "$D/sshd_config" 2>"$D/sshd.log" &
-sshd=$!
+test_cleanup() { [ -n "${hot:-}" ] && { kill $hot 2>/dev/null; wait $hot 2>/dev/null; }; }
+start_sshd 7919
 "$WORKLOADS/cpu_hot" 60 >/dev/null &
 hot=$!
-cleanup() { kill $hot $sshd 2>/dev/null; wait $hot $sshd 2>/dev/null; rm -rf "$TMPD"; }
-trap cleanup EXIT
-
-SSHOPT="-p $PORT -i $D/user_key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=5"
-up=0
-for i in $(seq 50); do
-	ssh $SSHOPT -o BatchMode=yes root@127.0.0.1 true 2>/dev/null && { up=1; break; }
-	kill -0 $sshd 2>/dev/null || break
-	sleep 0.1
-done
-[ $up = 1 ] || skip "sshd did not come up on 127.0.0.1:$PORT: $(tail -1 "$D/sshd.log")"
 
 field() {
 	python3 -c '
