@@ -192,8 +192,16 @@ int nsk_remote__run(const struct nsk_remote *o, const char *const *words,
 		goto cleanup;
 	status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (status) {
-		char *e = nsk_out__escaped(last_line(tail));
+		const char *last = last_line(tail);
+		size_t cl = strlen(words[0]);
+		char *e;
 
+		/* "nusku stop: no session ...": the remote's command says who
+		 * it is; the host is who it was here */
+		if (!strncmp(last, "nusku ", 6) && !strncmp(last + 6, words[0], cl) &&
+		    !strncmp(last + 6 + cl, ": ", 2))
+			last += 8 + cl;
+		e = nsk_out__escaped(last);
 		nsk_live__explain_exit(msg, msglen, 1, status, e ? e : "", o->host);
 		free(e);
 	}
