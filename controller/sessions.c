@@ -153,12 +153,12 @@ void nsk_sessions__of_pid(const struct nsk_session_info *v, int n, int pid,
 		if (v[i].st.target_pid != pid || (v[i].status != NSK_SESSION_RUNNING &&
 						   v[i].status != NSK_SESSION_STARTING))
 			continue;
-		used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s",
-					 used ? "," : "", v[i].st.name);
-		if (used >= len) {
-			buf[len - 1] = '\0';
-			return;
-		}
+		size_t need = strlen(v[i].st.name) + (used ? 1 : 0);
+
+		if (used + need >= len)
+			return; /* whole names only */
+		snprintf(buf + used, len - used, "%s%s", used ? "," : "", v[i].st.name);
+		used += need;
 	}
 }
 
