@@ -97,7 +97,7 @@ static void run_recorder(struct bg *b, struct nsk_record_opts *opts,
 	opts->on_progress = on_progress;
 	opts->progress_ctx = b;
 	b->st.pid = (int)getpid();
-	b->st.pid_start = nsk_session__pid_start(b->st.pid);
+	b->st.pid_start = nsk_sessions__pid_start(b->st.pid);
 	b->st.phase = NSK_PHASE_STARTING;
 	err = nsk_session_state__write(b->dirfd, &b->st);
 	if (err) {
@@ -223,7 +223,7 @@ static void describe_target(const struct nsk_record_opts *o, char *buf, size_t l
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", o->argv[i]);
 }
 
-int nsk_session__start_background(struct nsk_record_opts *opts,
+int nsk_sessions__start_background(struct nsk_record_opts *opts,
 				  const char *name, char *const *cmdline,
 				  FILE *out, char *err, size_t errlen)
 {
@@ -239,7 +239,7 @@ int nsk_session__start_background(struct nsk_record_opts *opts,
 	if (b.dirfd < 0)
 		return b.dirfd;
 	if (name) {
-		if (!nsk_session__name_ok(name)) {
+		if (!nsk_sessions__name_ok(name)) {
 			e = -EINVAL;
 			snprintf(err, errlen, "--name '%.64s': 1 to %d letters, digits, '.', "
 				 "'_' or '-', not first '.' or '-'", name, NSK_SESSION_NAME_MAX);

@@ -90,7 +90,7 @@ static int stop_local(const char *name, double timeout_s)
 	/* The lock is held: the recorder runs.  Its pid is the one to
 	 * signal only while that pid started when the state says it did. */
 	if (s.st.pid <= 0 || !s.st.pid_start ||
-	    nsk_session__pid_start(s.st.pid) != s.st.pid_start) {
+	    nsk_sessions__pid_start(s.st.pid) != s.st.pid_start) {
 		fprintf(stderr, "nusku stop: %s: its recorder (pid %d) is not the process "
 			"the state names; not signalled\n", name, s.st.pid);
 		goto cleanup;

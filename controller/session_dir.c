@@ -18,7 +18,7 @@
 
 #include "controller/sessions.h"
 
-int nsk_session__name_ok(const char *name)
+int nsk_sessions__name_ok(const char *name)
 {
 	size_t n = strlen(name);
 

@@ -53,7 +53,7 @@ static uint64_t num(const struct nsk_bytes *b)
 	return strtoull(tmp, NULL, 10);
 }
 
-int nsk_session__file_figures(const char *path, struct nsk_file_figures *fig)
+int nsk_sessions__file_figures(const char *path, struct nsk_file_figures *fig)
 {
 	struct fig_ctx fc = { 0 };
 	struct nsk_reader_opts ro = { .on_problem = on_problem, .ctx = &fc,

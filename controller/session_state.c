@@ -58,7 +58,7 @@ int nsk_session_state__write(int dirfd, struct nsk_session_state *st)
 	FILE *f = NULL;
 	int fd, err = 0;
 
-	if (!nsk_session__name_ok(st->name))
+	if (!nsk_sessions__name_ok(st->name))
 		return -EINVAL;
 	st->updated = now_unix();
 	snprintf(tmp, sizeof(tmp), ".%s.state.%d", st->name, (int)getpid());
@@ -189,7 +189,7 @@ int nsk_session_state__read(int dirfd, const char *name,
 	int fd, err = 0;
 
 	memset(st, 0, sizeof(*st));
-	if (!nsk_session__name_ok(name))
+	if (!nsk_sessions__name_ok(name))
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s.state", name);
 	fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -254,7 +254,7 @@ static int open_lock(int dirfd, const char *name, int create)
 	struct stat sb;
 	int fd;
 
-	if (!nsk_session__name_ok(name))
+	if (!nsk_sessions__name_ok(name))
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s.lock", name);
 	fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
@@ -315,7 +315,7 @@ int nsk_session_lock__held(int dirfd, const char *name)
 	return held;
 }
 
-unsigned long long nsk_session__pid_start(int pid)
+unsigned long long nsk_sessions__pid_start(int pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long start = 0;

@@ -56,7 +56,7 @@ int nsk_sessions__get(int dirfd, const char *name, struct nsk_session_info *out)
 	/* The recorder is gone without its end marker: the file is the
 	 * truth about what was recorded. */
 	if (out->status == NSK_SESSION_CRASHED && out->file_bytes >= 0 &&
-	    !nsk_session__file_figures(out->st.file, &fig)) {
+	    !nsk_sessions__file_figures(out->st.file, &fig)) {
 		out->figures_from_file = 1;
 		out->file_ended = fig.ended;
 		out->dropped_bytes = fig.dropped;
@@ -118,7 +118,7 @@ int nsk_sessions__list(int dirfd, struct nsk_session_info **out, int *n)
 			continue;
 		memcpy(name, de->d_name, len - 6);
 		name[len - 6] = '\0';
-		if (!nsk_session__name_ok(name))
+		if (!nsk_sessions__name_ok(name))
 			continue;
 		if (cnt == cap) {
 			cap = cap ? cap * 2 : 16;

@@ -89,7 +89,7 @@ int nsk_session_dir__open(int create, char *path, size_t pathlen, char *err,
 
 /* 1 when name may name a session: 1-64 of [A-Za-z0-9._-], not starting
  * with '.' or '-'. */
-int nsk_session__name_ok(const char *name);
+int nsk_sessions__name_ok(const char *name);
 
 /* ---- state and lock (session_state.c) ----------------------------------- */
 
@@ -113,7 +113,7 @@ int nsk_session_lock__take(int dirfd, const char *name);
 int nsk_session_lock__held(int dirfd, const char *name);
 
 /* Start time of pid (field 22 of /proc/PID/stat), 0 when it is gone. */
-unsigned long long nsk_session__pid_start(int pid);
+unsigned long long nsk_sessions__pid_start(int pid);
 
 /* ---- listing (sessions.c) ------------------------------------------------ */
 
@@ -141,7 +141,7 @@ struct nsk_file_figures {
 	int have_cost;
 	uint64_t bpf_run_ns, bpf_runs;
 };
-int nsk_session__file_figures(const char *path, struct nsk_file_figures *fig);
+int nsk_sessions__file_figures(const char *path, struct nsk_file_figures *fig);
 
 /* ---- starting one (background.c) ----------------------------------------- */
 
@@ -153,7 +153,7 @@ struct nsk_record_opts;
  * recorder has its probes in (0, and the name and file printed on out) or
  * has failed (-errno, its one-line error in err).  cmdline as for
  * nsk_record__run. */
-int nsk_session__start_background(struct nsk_record_opts *opts,
+int nsk_sessions__start_background(struct nsk_record_opts *opts,
 				  const char *name, char *const *cmdline,
 				  FILE *out, char *err, size_t errlen);
 

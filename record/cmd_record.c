@@ -301,7 +301,7 @@ int cmd_record(int argc, char **argv)
 		}
 		if (!output_given)
 			o.output = NULL; /* NAME.nsk */
-		err = nsk_session__start_background(&o, name, argv - 1, stdout,
+		err = nsk_sessions__start_background(&o, name, argv - 1, stdout,
 						    errbuf, sizeof(errbuf));
 		if (err) {
 			fprintf(stderr, "nusku: record: %s\n", errbuf);

@@ -107,7 +107,7 @@ static int resolve_session(struct nsk_live_opts *o)
 	int dirfd, e;
 
 	if (!strcmp(o->input, "-") || strchr(o->input, '/') || !access(o->input, F_OK) ||
-	    errno != ENOENT || !nsk_session__name_ok(o->input))
+	    errno != ENOENT || !nsk_sessions__name_ok(o->input))
 		return 0;
 	dirfd = nsk_session_dir__open(0, dir, sizeof(dir), err, sizeof(err));
 	if (dirfd < 0) {

@@ -183,19 +183,19 @@ START_TEST(names)
 	struct nsk_session_info v[3];
 	char buf[64], long_name[NSK_SESSION_NAME_MAX + 2];
 
-	ck_assert(nsk_session__name_ok("cpu_hot-1"));
-	ck_assert(nsk_session__name_ok("a.b"));
-	ck_assert(!nsk_session__name_ok(""));
-	ck_assert(!nsk_session__name_ok(".hidden"));
-	ck_assert(!nsk_session__name_ok("-opt"));
-	ck_assert(!nsk_session__name_ok("a/b"));
-	ck_assert(!nsk_session__name_ok("a b"));
-	ck_assert(!nsk_session__name_ok("\x1b[2J"));
+	ck_assert(nsk_sessions__name_ok("cpu_hot-1"));
+	ck_assert(nsk_sessions__name_ok("a.b"));
+	ck_assert(!nsk_sessions__name_ok(""));
+	ck_assert(!nsk_sessions__name_ok(".hidden"));
+	ck_assert(!nsk_sessions__name_ok("-opt"));
+	ck_assert(!nsk_sessions__name_ok("a/b"));
+	ck_assert(!nsk_sessions__name_ok("a b"));
+	ck_assert(!nsk_sessions__name_ok("\x1b[2J"));
 	memset(long_name, 'x', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
-	ck_assert(!nsk_session__name_ok(long_name));
+	ck_assert(!nsk_sessions__name_ok(long_name));
 	long_name[NSK_SESSION_NAME_MAX] = '\0';
-	ck_assert(nsk_session__name_ok(long_name));
+	ck_assert(nsk_sessions__name_ok(long_name));
 	/* ps's column: the running sessions of a pid */
 	memset(v, 0, sizeof(v));
 	snprintf(v[0].st.name, sizeof(v[0].st.name), "a");
@@ -218,9 +218,9 @@ END_TEST
 
 START_TEST(pid_start_of_self)
 {
-	ck_assert_uint_gt(nsk_session__pid_start(getpid()), 0);
-	ck_assert_uint_eq(nsk_session__pid_start(-1), 0);
-	ck_assert_uint_eq(nsk_session__pid_start(0x3fffffff), 0);
+	ck_assert_uint_gt(nsk_sessions__pid_start(getpid()), 0);
+	ck_assert_uint_eq(nsk_sessions__pid_start(-1), 0);
+	ck_assert_uint_eq(nsk_sessions__pid_start(0x3fffffff), 0);
 }
 END_TEST
 
