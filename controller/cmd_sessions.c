@@ -131,7 +131,7 @@ int cmd_sessions(int argc, char **argv)
 		goto cleanup;
 	}
 	if (dirfd >= 0) {
-		e = nsk_sessions__list(dirfd, &v, &n);
+		e = nsk_sessions__list(dirfd, NSK_SESSIONS_FIGURES, &v, &n);
 		if (e < 0) {
 			fprintf(stderr, "nusku sessions: cannot read %s: %s\n", path, strerror(-e));
 			status = 1;

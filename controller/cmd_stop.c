@@ -62,7 +62,7 @@ static int stop_local(const char *name, double timeout_s)
 		fprintf(stderr, "nusku stop: %s\n", err);
 		return 1;
 	}
-	e = nsk_sessions__get(dirfd, name, &s);
+	e = nsk_sessions__get(dirfd, name, 0, &s);
 	if (e == -ENOENT || e == -EINVAL) {
 		char *en = nsk_out__escaped(name);
 
@@ -109,7 +109,7 @@ static int stop_local(const char *name, double timeout_s)
 		sleep_ms(50);
 		waited += 50;
 	}
-	e = nsk_sessions__get(dirfd, name, &s);
+	e = nsk_sessions__get(dirfd, name, 0, &s);
 	if (e < 0) {
 		fprintf(stderr, "nusku stop: %s ended, but its state cannot be read: %s\n",
 			name, strerror(-e));

@@ -69,7 +69,7 @@ void nsk_ps__sessions(struct nsk_ps_row *rows, int n)
 	dirfd = nsk_session_dir__open(0, path, sizeof(path), err, sizeof(err));
 	if (dirfd < 0)
 		return; /* no sessions, or none we may trust */
-	if (!nsk_sessions__list(dirfd, &v, &nv))
+	if (!nsk_sessions__list(dirfd, 0, &v, &nv))
 		for (int i = 0; i < n; i++)
 			nsk_sessions__of_pid(v, nv, rows[i].p.pid, rows[i].sessions,
 					     sizeof(rows[i].sessions));

@@ -97,6 +97,10 @@ int nsk_session_state__write(int dirfd, struct nsk_session_state *st)
 	put_u64(f, "max_rss_kb", st->max_rss_kb);
 	fprintf(f, "exit_status=%d\n", st->exit_status);
 	put_str(f, "error", st->error);
+	fprintf(f, "checked=%d\nchecked_ended=%d\n", st->checked, st->checked_ended);
+	put_u64(f, "checked_bytes", st->checked_bytes);
+	put_u64(f, "checked_mtime_ns", st->checked_mtime_ns);
+	put_u64(f, "checked_dropped", st->checked_dropped);
 	if (fflush(f) || ferror(f))
 		err = errno ? -errno : -EIO;
 	if (fclose(f) && !err)
@@ -143,6 +147,9 @@ static void set(struct nsk_session_state *st, const char *k, char *v)
 		{ "bytes", &st->bytes }, { "bpf_run_ns", &st->bpf_run_ns },
 		{ "bpf_runs", &st->bpf_runs }, { "cpu_ns", &st->cpu_ns },
 		{ "startup_cpu_ns", &st->startup_cpu_ns },
+		{ "checked_bytes", &st->checked_bytes },
+		{ "checked_mtime_ns", &st->checked_mtime_ns },
+		{ "checked_dropped", &st->checked_dropped },
 		{ "max_rss_kb", &st->max_rss_kb },
 	};
 
@@ -177,6 +184,10 @@ static void set(struct nsk_session_state *st, const char *k, char *v)
 		st->have_cost = atoi(v);
 	} else if (!strcmp(k, "exit_status")) {
 		st->exit_status = atoi(v);
+	} else if (!strcmp(k, "checked")) {
+		st->checked = atoi(v);
+	} else if (!strcmp(k, "checked_ended")) {
+		st->checked_ended = atoi(v);
 	}
 }
 

@@ -31,9 +31,55 @@ static double now_unix(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int nsk_sessions__get(int dirfd, const char *name, struct nsk_session_info *out)
+/* A crashed session's figures: its file's, read through the format
+ * reader the first time and kept in its state while the file stays the
+ * same size and age (a crashed session's file has no writer; reading a
+ * big one takes a while, and every listing would). */
+static void crashed_figures(int dirfd, struct nsk_session_info *out, const struct stat *sb)
 {
+	struct nsk_session_state *st = &out->st;
+	uint64_t mtime = (uint64_t)sb->st_mtim.tv_sec * 1000000000ull +
+			 (uint64_t)sb->st_mtim.tv_nsec;
 	struct nsk_file_figures fig;
+	int lock;
+
+	if (!st->checked || st->checked_bytes != (uint64_t)sb->st_size ||
+	    st->checked_mtime_ns != mtime) {
+		if (nsk_sessions__file_figures(st->file, &fig))
+			return; /* the recorder's last figures, then */
+		st->checked = 1;
+		st->checked_bytes = (uint64_t)sb->st_size;
+		st->checked_mtime_ns = mtime;
+		st->checked_dropped = fig.dropped;
+		st->checked_ended = fig.ended;
+		st->records = fig.records;
+		st->lost = fig.lost;
+		st->elapsed_ns = fig.elapsed_ns;
+		if (fig.have_cost) {
+			st->have_cost = 1;
+			st->bpf_run_ns = fig.bpf_run_ns;
+			st->bpf_runs = fig.bpf_runs;
+		}
+		/* kept only under the lock: a new session of this name may
+		 * have just started and be writing its own state */
+		lock = nsk_session_lock__take(dirfd, st->name);
+		if (lock >= 0) {
+			struct nsk_session_state now;
+
+			if (!nsk_session_state__read(dirfd, st->name, &now) &&
+			    now.pid == st->pid && now.pid_start == st->pid_start)
+				nsk_session_state__write(dirfd, st);
+			close(lock);
+		}
+	}
+	out->figures_from_file = 1;
+	out->file_ended = st->checked_ended;
+	out->dropped_bytes = st->checked_dropped;
+}
+
+int nsk_sessions__get(int dirfd, const char *name, int flags,
+		      struct nsk_session_info *out)
+{
 	struct stat sb;
 	int err, held;
 
@@ -51,24 +97,15 @@ int nsk_sessions__get(int dirfd, const char *name, struct nsk_session_info *out)
 								   : NSK_SESSION_RUNNING;
 	else
 		out->status = NSK_SESSION_CRASHED;
-	out->file_bytes = out->st.file[0] && !stat(out->st.file, &sb) ? (int64_t)sb.st_size : -1;
+	out->file_bytes = -1;
+	if (out->st.file[0] && !stat(out->st.file, &sb))
+		out->file_bytes = (int64_t)sb.st_size;
 	out->file_ended = out->status == NSK_SESSION_ENDED;
 	/* The recorder is gone without its end marker: the file is the
 	 * truth about what was recorded. */
 	if (out->status == NSK_SESSION_CRASHED && out->file_bytes >= 0 &&
-	    !nsk_sessions__file_figures(out->st.file, &fig)) {
-		out->figures_from_file = 1;
-		out->file_ended = fig.ended;
-		out->dropped_bytes = fig.dropped;
-		out->st.records = fig.records;
-		out->st.lost = fig.lost;
-		out->st.elapsed_ns = fig.elapsed_ns;
-		if (fig.have_cost) {
-			out->st.have_cost = 1;
-			out->st.bpf_run_ns = fig.bpf_run_ns;
-			out->st.bpf_runs = fig.bpf_runs;
-		}
-	}
+	    (flags & NSK_SESSIONS_FIGURES))
+		crashed_figures(dirfd, out, &sb);
 	/* the recorder's CPU time and its programs' are as of its last
 	 * state; a file's span is the time they cover once it has died */
 	out->cost_elapsed_ns = out->st.elapsed_ns;
@@ -90,7 +127,7 @@ static int by_start(const void *a, const void *b)
 	return strcmp(x->st.name, y->st.name);
 }
 
-int nsk_sessions__list(int dirfd, struct nsk_session_info **out, int *n)
+int nsk_sessions__list(int dirfd, int flags, struct nsk_session_info **out, int *n)
 {
 	struct nsk_session_info *v = NULL, *nv;
 	int cap = 0, cnt = 0, fd, err = 0;
@@ -129,7 +166,7 @@ int nsk_sessions__list(int dirfd, struct nsk_session_info **out, int *n)
 			}
 			v = nv;
 		}
-		if (nsk_sessions__get(dirfd, name, &v[cnt]) == 0)
+		if (nsk_sessions__get(dirfd, name, flags, &v[cnt]) == 0)
 			cnt++; /* one gone meanwhile, or not ours: skipped */
 	}
 	if (cnt > 1)

@@ -62,6 +62,12 @@ struct nsk_session_state {
 	uint64_t max_rss_kb;	       /* and its peak RSS */
 	int exit_status;	       /* phase ENDED: what nusku record exits with */
 	char error[320];	       /* phase FAILED: the one-line error */
+	/* a crashed session's file as last read (sessions.c): its size and
+	 * mtime then, and what it held; records, lost, elapsed_ns are the
+	 * file's once checked is set */
+	int checked;
+	uint64_t checked_bytes, checked_mtime_ns, checked_dropped;
+	int checked_ended;
 };
 
 /* A session as listed: its state, what it is now, and its file's figures
@@ -117,10 +123,15 @@ unsigned long long nsk_sessions__pid_start(int pid);
 
 /* ---- listing (sessions.c) ------------------------------------------------ */
 
+/* NSK_SESSIONS_FIGURES: read a crashed session's file for its figures
+ * (once: they are kept in its state, while the file stays as it was). */
+enum { NSK_SESSIONS_FIGURES = 1 };
+
 /* Every session of the directory, sorted by start time (*out malloc'd). */
-int nsk_sessions__list(int dirfd, struct nsk_session_info **out, int *n);
+int nsk_sessions__list(int dirfd, int flags, struct nsk_session_info **out, int *n);
 /* One session by name; -ENOENT when there is none. */
-int nsk_sessions__get(int dirfd, const char *name, struct nsk_session_info *out);
+int nsk_sessions__get(int dirfd, const char *name, int flags,
+		      struct nsk_session_info *out);
 const char *nsk_session_status__name(int status);
 /* The sessions as an 80-column table or a JSON array. */
 int nsk_sessions__print(FILE *f, const struct nsk_session_info *v, int n,

@@ -116,7 +116,7 @@ static int resolve_session(struct nsk_live_opts *o)
 			dirfd == -ENOENT ? "" : err);
 		return -ENOENT;
 	}
-	e = nsk_sessions__get(dirfd, o->input, &s);
+	e = nsk_sessions__get(dirfd, o->input, 0, &s);
 	close(dirfd);
 	if (e < 0) {
 		fprintf(stderr, "nusku live: %s: no such file or session ('nusku "

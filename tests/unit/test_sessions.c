@@ -156,24 +156,24 @@ START_TEST(lock_and_status)
 	ck_assert_int_eq(nsk_session_state__write(fd, &a), 0);
 	ck_assert_int_eq(nsk_session_lock__held(fd, "r"), 1);
 	ck_assert_int_eq(nsk_session_lock__take(fd, "r"), -EBUSY);
-	ck_assert_int_eq(nsk_sessions__get(fd, "r", &in), 0);
+	ck_assert_int_eq(nsk_sessions__get(fd, "r", 0, &in), 0);
 	ck_assert_int_eq(in.status, NSK_SESSION_RUNNING);
 	ck_assert_int_eq(nsk_session_state__remove(fd, "r"), -EBUSY);
 	ck_assert_int_eq(write(go[1], "x", 1), 1);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(nsk_session_lock__held(fd, "r"), 0);
-	ck_assert_int_eq(nsk_sessions__get(fd, "r", &in), 0);
+	ck_assert_int_eq(nsk_sessions__get(fd, "r", 0, &in), 0);
 	ck_assert_int_eq(in.status, NSK_SESSION_CRASHED);
 	a.phase = NSK_PHASE_ENDED;
 	ck_assert_int_eq(nsk_session_state__write(fd, &a), 0);
-	ck_assert_int_eq(nsk_sessions__get(fd, "r", &in), 0);
+	ck_assert_int_eq(nsk_sessions__get(fd, "r", 0, &in), 0);
 	ck_assert_int_eq(in.status, NSK_SESSION_ENDED);
 	/* ours now, and the name free again once let go */
 	lk = nsk_session_lock__take(fd, "r");
 	ck_assert_int_ge(lk, 0);
 	close(lk);
 	ck_assert_int_eq(nsk_session_state__remove(fd, "r"), 0);
-	ck_assert_int_eq(nsk_sessions__get(fd, "r", &in), -ENOENT);
+	ck_assert_int_eq(nsk_sessions__get(fd, "r", 0, &in), -ENOENT);
 	close(fd);
 }
 END_TEST
