@@ -131,6 +131,65 @@ static void run_recorder(struct bg *b, struct nsk_record_opts *opts,
 	_exit(err ? 1 : status);
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	interrupted = sig;
+}
+
+/* The recorder's answer into line: "ok NAME", "error MESSAGE", "" when it
+ * died first, or "interrupted" when Ctrl-C came first (the recorder is
+ * then sent SIGINT, and its answer still awaited, so nothing is left
+ * half-started). */
+static void wait_ready(int fd, char *line, size_t len)
+{
+	struct sigaction sa = { .sa_handler = on_interrupt }, old[3];
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	char buf[512];
+	size_t got = 0;
+	int rec = 0, asked = 0;
+
+	/* no SA_RESTART: read() returns at the signal */
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	line[0] = '\0';
+	for (;;) {
+		ssize_t r;
+		char *nl;
+
+		if (interrupted && rec > 0 && !asked) {
+			kill(rec, SIGINT);
+			asked = 1;
+		}
+		nl = memchr(buf, '\n', got);
+		if (nl) {
+			*nl = '\0';
+			if (!strncmp(buf, "pid ", 4)) {
+				rec = atoi(buf + 4);
+				got -= (size_t)(nl + 1 - buf);
+				memmove(buf, nl + 1, got);
+				continue;
+			}
+			snprintf(line, len, "%s", asked ? "interrupted" : buf);
+			break;
+		}
+		if (got >= sizeof(buf) - 1)
+			break;
+		r = read(fd, buf + got, sizeof(buf) - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (asked)
+				snprintf(line, len, "interrupted");
+			break;
+		}
+		got += (size_t)r;
+	}
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+}
+
 /* A name from the target: the program's or the process's name. */
 static void base_name(const struct nsk_record_opts *o, char *buf, size_t len)
 {
@@ -231,7 +290,6 @@ int nsk_sessions__start_background(struct nsk_record_opts *opts,
 	char dirpath[PATH_MAX], line[512] = "", cwd[PATH_MAX], logname[NSK_SESSION_NAME_MAX + 8];
 	int lock = -1, logfd = -1, nullfd = -1, p[2] = { -1, -1 }, e, status;
 	const char *output = opts->output;
-	size_t got = 0;
 	pid_t mid;
 	int n;
 
@@ -311,6 +369,13 @@ int nsk_sessions__start_background(struct nsk_record_opts *opts,
 		close(p[0]);
 		setsid();
 		rec = fork();
+		if (rec > 0) {
+			char msg[32];
+
+			/* so an interrupted caller can stop it */
+			snprintf(msg, sizeof(msg), "%d", (int)rec);
+			say(p[1], "pid", msg);
+		}
 		if (rec != 0)
 			_exit(rec < 0 ? 1 : 0);
 		/* the recorder: stdio away from the terminal */
@@ -326,20 +391,7 @@ int nsk_sessions__start_background(struct nsk_record_opts *opts,
 	p[1] = -1;
 	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
 		;
-	/* one line: "ok NAME" or "error MESSAGE"; nothing: it died */
-	for (;;) {
-		ssize_t r = read(p[0], line + got, sizeof(line) - 1 - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-		if (memchr(line, '\n', got) || got >= sizeof(line) - 1)
-			break;
-	}
-	line[got] = '\0';
-	line[strcspn(line, "\n")] = '\0';
+	wait_ready(p[0], line, sizeof(line));
 	if (!strncmp(line, "ok ", 3)) {
 		fprintf(out, "%s\t%s\n", b.st.name, b.st.file);
 		fflush(out);
@@ -347,6 +399,10 @@ int nsk_sessions__start_background(struct nsk_record_opts *opts,
 	} else if (!strncmp(line, "error ", 6)) {
 		e = -EIO;
 		snprintf(err, errlen, "%s", line + 6);
+	} else if (!strcmp(line, "interrupted")) {
+		e = -EINTR;
+		snprintf(err, errlen, "interrupted: the recorder was asked to stop ('nusku "
+			 "sessions' says how %s ended)", b.st.name);
 	} else {
 		e = -EIO;
 		snprintf(err, errlen, "the background recorder ended before its probes "
