@@ -158,7 +158,13 @@ echo "ok: $short ended by itself with its target"
 cp=$(field crash pid)
 ct=$(field crash target_pid)
 orphans="$orphans $ct"
-sleep 1.5 # a chunk or more on disk (the writer flushes every 250 ms)
+# killed once its file holds samples of hot_a (whole chunks on disk)
+i=0
+until "$NSK_DUMP" "$TMPD/crash.nsk" 2>/dev/null | grep -q '^sample .*hot_a'; do
+	i=$((i + 1))
+	[ $i -le 1800 ] || fail "no hot_a sample in crash.nsk after 180 s"
+	sleep 0.1
+done
 kill -9 "$cp"
 wait_state crash crashed
 [ "$(field crash file_complete)" = false ] || fail "crashed: file_complete"
