@@ -1,18 +1,13 @@
 /* nusku ps --ssh HOST: runs `nusku ps --format json` on HOST with OpenSSH
- * (nothing listens here; BatchMode unless a terminal can answer a prompt)
- * and reads its rows back, so the filter, the order and the table are
+ * (controller/remote.c: nothing listens here; BatchMode unless a terminal
+ * can answer a prompt) and reads its rows back, so the filter, the order and the table are
  * this side's.  The remote JSON is untrusted: the parser takes only the
  * shape nusku ps writes (an array of flat objects), bounds its input and
  * its nesting, and the strings go through the same escaping as local ones. */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "controller/ps.h"
 #include "controller/remote.h"
