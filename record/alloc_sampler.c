@@ -280,8 +280,11 @@ int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, char *why,
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	n = nsk_read_file(path, buf, 1 << 20);
-	if (n < 0) {
-		ok = (int)n;
+	if (n <= 0) {
+		/* no mappings at all: it has exited (a zombie reads empty, and
+		 * so would its environment), not a process that cannot load
+		 * the library */
+		ok = n < 0 ? (int)n : -ESRCH;
 		goto cleanup;
 	}
 	if (strstr(buf, lib)) {
@@ -314,6 +317,14 @@ int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, char *why,
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
 	ok = nsk_alloc_sampler__program_ok(path, why, whylen);
 cleanup:
+	/* A process that exits while it is looked at fails every check
+	 * after its exit (its root, its environment read empty): gone, not
+	 * refused, when its mappings have gone too. */
+	if (ok == 0) {
+		snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+		if (nsk_read_file(path, buf, 4096) <= 0)
+			ok = -ESRCH;
+	}
 	free(buf);
 	return ok;
 }
