@@ -1,16 +1,21 @@
 /* The process picker of `nusku live` with no target: nusku ps's rows full
  * screen, htop's keys (arrows, PgUp/PgDn, Home/End, / to filter, F6 or s
- * to sort, Enter to pick, q to leave).  The rows come again every two
- * seconds; the cursor stays on its process.  Names and command lines are
- * escaped before they reach the screen, as everywhere else.
+ * to sort, Enter to pick, q to leave), r to start saving the process to a
+ * file (a background session, `nusku record --background`) and x to stop
+ * it (`nusku stop`).  The rows come again every two seconds; the cursor
+ * stays on its process.  Names and command lines are escaped before they
+ * reach the screen, as everywhere else.
  */
 #include <curses.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "controller/picker.h"
 #include "report/output.h"
@@ -74,6 +79,8 @@ static int collect(struct picker *p)
 			snprintf(p->msg, sizeof(p->msg), "cannot list processes: %s", strerror(-err));
 		return err;
 	}
+	if (!p->o->ssh_host)
+		nsk_ps__sessions(rows, n); /* the remote's come in its rows */
 	nsk_ps__free_rows(p->rows, p->n);
 	p->rows = rows;
 	p->n = n;
@@ -107,7 +114,7 @@ static void draw(struct picker *p)
 
 	erase();
 	snprintf(buf, sizeof(buf), "nusku live: pick a process%s%s   (Enter view, / filter, "
-		 "F6/s sort, q quit)", p->o->ssh_host ? " on " : "",
+		 "F6/s sort, r/x save/stop, q quit)", p->o->ssh_host ? " on " : "",
 		 p->o->ssh_host ? p->o->ssh_host : "");
 	attron(A_BOLD);
 	put(0, 0, buf, COLS);
@@ -136,6 +143,11 @@ static void draw(struct picker *p)
 			attron(A_REVERSE);
 		else if (!r->can_profile)
 			attron(A_DIM);
+		if (*r->sessions) { /* recorded now: its sessions first, as ps */
+			size_t l = strlen(buf);
+
+			snprintf(buf + l, sizeof(buf) - l, "[%.100s] ", r->sessions);
+		}
 		mvhline(3 + i, 0, ' ', COLS);
 		put(3 + i, 0, buf, COLS);
 		put(3 + i, (int)strlen(buf), *r->p.cmdline ? r->p.cmdline : r->p.comm,
@@ -151,6 +163,95 @@ static void draw(struct picker *p)
 	}
 	put(LINES - 1, 0, p->msg, COLS);
 	refresh();
+}
+
+/* Runs `nusku ARGS...` with its output (both streams) into out, the first
+ * line kept; its exit status, or -errno. */
+static int run_nusku(char *const *argv, char *out, size_t outlen)
+{
+	int fds[2], st = 0;
+	size_t n = 0;
+	ssize_t r;
+	pid_t child;
+
+	*out = '\0';
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	child = fork();
+	if (child == 0) {
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (null >= 0)
+			dup2(null, STDIN_FILENO);
+		dup2(fds[1], STDOUT_FILENO);
+		dup2(fds[1], STDERR_FILENO);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (child < 0) {
+		close(fds[0]);
+		return -errno;
+	}
+	while (n + 1 < outlen && (r = read(fds[0], out + n, outlen - 1 - n)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		n += (size_t)r;
+	}
+	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	close(fds[0]);
+	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+		;
+	return st;
+}
+
+/* r: the process under the cursor recorded to a file in the background. */
+static void start_saving(struct picker *p, const struct nsk_ps_row *r)
+{
+	char spid[16], out[512];
+	char *argv[] = { "nusku", "record", "--background", "-q", "-p", spid, NULL };
+	int st;
+
+	if (p->o->ssh_host) {
+		snprintf(p->msg, sizeof(p->msg), "r: background recording is local only");
+		return;
+	}
+	snprintf(spid, sizeof(spid), "%d", r->p.pid);
+	st = run_nusku(argv, out, sizeof(out));
+	if (st == 0) {
+		char *tab = strchr(out, '\t');
+
+		if (tab)
+			*tab++ = '\0';
+		snprintf(p->msg, sizeof(p->msg), "saving pid %d as session %.64s to %.120s (x stops it)",
+			 r->p.pid, out, tab ? tab : "?");
+	} else {
+		snprintf(p->msg, sizeof(p->msg), "r: %.200s", *out ? out : "the recording did not start");
+	}
+}
+
+/* x: the first session recording the process under the cursor ended. */
+static void stop_saving(struct picker *p, const struct nsk_ps_row *r)
+{
+	char name[256], out[512];
+	char *argv[] = { "nusku", "stop", name, NULL, NULL, NULL };
+
+	if (!*r->sessions) {
+		snprintf(p->msg, sizeof(p->msg), "x: no session records pid %d", r->p.pid);
+		return;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(r->sessions, ","), r->sessions);
+	if (p->o->ssh_host) {
+		argv[3] = "--ssh";
+		argv[4] = (char *)p->o->ssh_host;
+	}
+	if (run_nusku(argv, out, sizeof(out)) == 0)
+		snprintf(p->msg, sizeof(p->msg), "session %.100s stopped; its file is whole", name);
+	else
+		snprintf(p->msg, sizeof(p->msg), "x: %.200s", *out ? out : "stop failed");
 }
 
 /* Reads a filter on the last line: Enter keeps it, Esc leaves the old. */
@@ -207,7 +308,7 @@ int nsk_picker__run(const struct nsk_ps_opts *o, int *sort, char *filter, size_t
 		int c;
 
 		if (now_ms() >= next) {
-			*p.msg = '\0';
+			/* the bottom line stays until a key: it may say what r or x did */
 			err = collect(&p);
 			if (err < 0 && !p.n) {
 				rc = err;
@@ -249,6 +350,16 @@ int nsk_picker__run(const struct nsk_ps_opts *o, int *sort, char *filter, size_t
 				rc = err;
 				break;
 			}
+			continue;
+		} else if ((c == 'r' || c == 'x') && p.nshown) {
+			const struct nsk_ps_row *r = &p.rows[p.shown[p.cursor]];
+
+			if (c == 'r')
+				start_saving(&p, r);
+			else
+				stop_saving(&p, r);
+			next = 0; /* the sessions column changed */
+			draw(&p);
 			continue;
 		} else if ((c == '\n' || c == KEY_ENTER) && p.nshown) {
 			const struct nsk_ps_row *r = &p.rows[p.shown[p.cursor]];
