@@ -63,6 +63,9 @@ struct nsk_view {
 };
 #define NSK_VIEW_READS_ALLOC 1u	 /* alloc and free */
 #define NSK_VIEW_READS_OFFCPU 2u /* offcpu */
+/* peak live bytes per site or memory over time: with the allocations
+ * summed while loading (nsk_load__file_alloc), a second read */
+#define NSK_VIEW_READS_ALLOC_TIME 4u
 
 /* What the events of a view measure on their stacks, for `nusku export`
  * (report/export*.c): pprof's sample types, the flame graph's width.  The
