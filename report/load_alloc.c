@@ -150,7 +150,8 @@ static int insert(struct nsk_load_alloc *a, const struct nsk_alloc_slot *v)
 	nsk_idmap__get(&a->owned, v->pid, &owned);
 	if (nsk_idmap__set(&a->owned, v->pid, owned + 1))
 		return -ENOMEM;
-	if ((a->n + 1) * 2 > a->cap) {
+	/* at most 3/4 full: a million live blocks is a heap to expect */
+	if ((a->n + 1) * 4 > a->cap * 3) {
 		size_t cap = a->cap ? a->cap * 2 : 4096;
 		struct nsk_alloc_slot *s = calloc(cap, sizeof(*s));
 
@@ -318,7 +319,8 @@ int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 	const struct nsk_rec_alloc *r = &rec->alloc;
 	struct nsk_load_alloc *a = state(ld);
 	struct nsk_alloc_slot v = { .addr = r->addr, .pid = r->pid, .time = r->time,
-				    .fn = r->fn, .weight = r->weight,
+				    .fn = (uint16_t)(r->fn < 0xffff ? r->fn : 0xffff),
+				    .weight = r->weight,
 				    .asize = r->size };
 	int region = is_region(r->fn);
 	int err;
@@ -357,7 +359,6 @@ int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 		 * commits made there before */
 		err = end_regions(ld, r->time, r->pid, r->tid, r->addr, r->size,
 				  "implied", r->fn == NSK_ALLOC_MPROTECT);
-		v.size = r->size;
 		err = err < 0 ? err : add_region(a, &v);
 	}
 	if (err)
@@ -448,7 +449,7 @@ static int exit_now(struct nsk_load *ld, uint32_t pid, uint64_t time)
 		struct nsk_alloc_slot *g = &a->regions[i];
 
 		if (g->pid == pid && g->time <= time) {
-			err = insert_free(ld, time, pid, pid, g->addr, g->size,
+			err = insert_free(ld, time, pid, pid, g->addr, g->asize,
 					  "exit", g);
 			a->regions[i] = a->regions[--a->nregions];
 			continue;

@@ -24,15 +24,14 @@ enum nsk_alloc_mode { NSK_ALLOC_ROWS, NSK_ALLOC_SUMS, NSK_ALLOC_TIME };
 /* A live block or region, and what the sinks need of its allocation. */
 struct nsk_alloc_slot {
 	uint64_t addr;
-	uint32_t pid;
-	uint32_t used;	 /* 1 used */
 	int64_t id;	 /* alloc row */
-	uint64_t size;	 /* mmap/brk regions: bytes, 0 for heap blocks */
 	uint64_t time;	 /* when allocated */
-	uint32_t fn;	 /* enum nsk_alloc_fn */
-	uint32_t key;	 /* sums: index of its alloc_sum row; time: its site */
 	uint64_t weight; /* bytes it stands for */
-	uint64_t asize;	 /* the allocation's size */
+	uint64_t asize;	 /* the allocation's size (regions: their bytes) */
+	uint32_t pid;
+	uint32_t key;	 /* sums: index of its alloc_sum row; time: its site */
+	uint16_t fn;	 /* enum nsk_alloc_fn */
+	uint16_t used;	 /* 1 used */
 };
 
 /* An exit the first read applied: before its event number pos (the

@@ -17,10 +17,14 @@
  * many events as the first saw (a file still growing).
  *
  * Records come in stream order, close to time order: the running sums
- * take them from a heap ordered by (time, delta), frees first at equal
- * times as the SQL of view_alloc.c, once the stream has passed them by
- * REORDER_NS (an exit is applied up to 2 s after its time), or when the
- * heap holds REORDER_MAX events (a file whose times stand still). */
+ * take them in (time, delta) order, frees first at equal times as the SQL
+ * of view_alloc.c, once the stream has passed them by REORDER_NS (an exit
+ * is applied up to 2 s after its time), or when REORDER_MAX events wait (a
+ * file whose times stand still: 48 MB).  An event that comes after a later
+ * one was taken is counted (recording key alloc.peak_late): the peaks may
+ * then be off, and --by alloc-site says so.  Events in order wait in a queue, those
+ * out of order (exits, another CPU's ring) in a heap; the next is the
+ * earlier of the two heads. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -35,7 +39,7 @@
 #include "report/views.h"
 
 #define REORDER_NS 3000000000ULL
-#define REORDER_MAX (4u << 20)
+#define REORDER_MAX (2u << 20)
 
 struct ev {
 	uint64_t t;
@@ -57,7 +61,11 @@ struct nsk_alloc_time {
 	struct bucket *b; /* [bucket * nsites + site] */
 	struct ev *heap;
 	size_t nheap, capheap;
+	struct ev *q; /* in order: a ring of capq (a power of two) */
+	size_t qhead, nq, capq;
 	uint64_t tmax;
+	struct ev last;	/* the latest taken */
+	uint64_t taken, late;
 	int64_t t0, step;
 	uint64_t limit; /* events the first read saw */
 };
@@ -73,6 +81,7 @@ void nsk_alloc_time__free(struct nsk_alloc_time *t)
 	free(t->seen);
 	free(t->b);
 	free(t->heap);
+	free(t->q);
 	free(t);
 }
 
@@ -83,13 +92,15 @@ static int before(const struct ev *a, const struct ev *b)
 
 static void apply(struct nsk_alloc_time *t, const struct ev *e)
 {
+	t->last = *e;
+	t->taken++;
 	t->live[e->site] += e->dw;
 	if (!t->seen[e->site] || t->live[e->site] > t->peak[e->site])
 		t->peak[e->site] = t->live[e->site];
 	t->seen[e->site] = 1;
 }
 
-static void pop(struct nsk_alloc_time *t)
+static void heap_pop(struct nsk_alloc_time *t)
 {
 	struct ev *h = t->heap;
 	size_t i = 0, n = --t->nheap;
@@ -113,7 +124,7 @@ static void pop(struct nsk_alloc_time *t)
 	}
 }
 
-static int push(struct nsk_alloc_time *t, uint64_t time, int64_t dw, uint32_t site)
+static int heap_push(struct nsk_alloc_time *t, const struct ev *e)
 {
 	size_t i;
 
@@ -127,7 +138,7 @@ static int push(struct nsk_alloc_time *t, uint64_t time, int64_t dw, uint32_t si
 		t->capheap = cap;
 	}
 	i = t->nheap++;
-	t->heap[i] = (struct ev){ .t = time, .dw = dw, .site = site };
+	t->heap[i] = *e;
 	while (i && before(&t->heap[i], &t->heap[(i - 1) / 2])) {
 		struct ev x = t->heap[i];
 
@@ -135,10 +146,67 @@ static int push(struct nsk_alloc_time *t, uint64_t time, int64_t dw, uint32_t si
 		t->heap[(i - 1) / 2] = x;
 		i = (i - 1) / 2;
 	}
+	return 0;
+}
+
+static int queue_push(struct nsk_alloc_time *t, const struct ev *e)
+{
+	if (t->nq == t->capq) {
+		size_t cap = t->capq ? t->capq * 2 : 4096;
+		struct ev *q = malloc(cap * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->nq; i++)
+			q[i] = t->q[(t->qhead + i) & (t->capq - 1)];
+		free(t->q);
+		t->q = q;
+		t->qhead = 0;
+		t->capq = cap;
+	}
+	t->q[(t->qhead + t->nq++) & (t->capq - 1)] = *e;
+	return 0;
+}
+
+/* The earliest waiting event, NULL when none waits. */
+static const struct ev *next(const struct nsk_alloc_time *t)
+{
+	const struct ev *q = t->nq ? &t->q[t->qhead] : NULL;
+
+	if (!t->nheap)
+		return q;
+	return q && before(q, &t->heap[0]) ? q : &t->heap[0];
+}
+
+static void pop(struct nsk_alloc_time *t)
+{
+	const struct ev *e = next(t);
+
+	if (e == &t->heap[0] && t->nheap) {
+		heap_pop(t);
+		return;
+	}
+	apply(t, e);
+	t->qhead = (t->qhead + 1) & (t->capq - 1);
+	t->nq--;
+}
+
+static int push(struct nsk_alloc_time *t, uint64_t time, int64_t dw, uint32_t site)
+{
+	struct ev e = { .t = time, .dw = dw, .site = site };
+	const struct ev *last = t->nq ? &t->q[(t->qhead + t->nq - 1) & (t->capq - 1)] : NULL;
+	const struct ev *n;
+	int err;
+
+	if (t->taken && before(&e, &t->last))
+		t->late++;
+	err = last && before(&e, last) ? heap_push(t, &e) : queue_push(t, &e);
+	if (err)
+		return err;
 	if (time > t->tmax)
 		t->tmax = time;
-	while (t->nheap && (t->nheap > REORDER_MAX ||
-	       (t->tmax > REORDER_NS && t->heap[0].t < t->tmax - REORDER_NS)))
+	while ((n = next(t)) && (t->nq + t->nheap > REORDER_MAX ||
+	       (t->tmax > REORDER_NS && n->t < t->tmax - REORDER_NS)))
 		pop(t);
 	return 0;
 }
@@ -249,9 +317,14 @@ cleanup:
 static int write_tables(sqlite3 *db, struct nsk_alloc_time *t)
 {
 	sqlite3_stmt *pk = NULL, *bk = NULL;
+	char late[128];
 	int err = -EIO;
 
 	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+	    (t->late && sqlite3_exec(db, sqlite3_snprintf(sizeof(late), late,
+			"INSERT OR REPLACE INTO recording VALUES "
+			"('alloc.peak_late', %llu)", (unsigned long long)t->late),
+			NULL, NULL, NULL) != SQLITE_OK) ||
 	    sqlite3_prepare_v2(db, "INSERT INTO alloc_peak VALUES (?, ?)", -1,
 			       &pk, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "INSERT INTO alloc_bucket VALUES (?, ?, ?, "
@@ -372,7 +445,7 @@ int nsk_load_alloc__time_pass(sqlite3 *db, const char *file,
 	}
 	/* the first read's last exits, then what the heap still holds */
 	err = err ?: nsk_load_alloc__flush(ld);
-	while (!err && t->nheap)
+	while (!err && next(t))
 		pop(t);
 	err = err ?: write_tables(db, t);
 	if (err && !*msg)

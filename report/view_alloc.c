@@ -31,6 +31,7 @@
  * --folded: allocated bytes (alloc-site) or live bytes (leaks).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -320,6 +321,7 @@ static int run_leaks(struct nsk_report *rep, const struct nsk_view *v)
 
 static int run_alloc_site(struct nsk_report *rep, const struct nsk_view *v)
 {
+	int64_t late;
 	sqlite3_stmt *st;
 	int err;
 
@@ -328,6 +330,11 @@ static int run_alloc_site(struct nsk_report *rep, const struct nsk_view *v)
 	err = nsk_alloc__site_sums(rep) ?: nsk_alloc_notes__add(rep);
 	if (err)
 		return err;
+	late = nsk_report__info(rep, "alloc.peak_late");
+	if (late)
+		nsk_report__note(rep, "peak: %" PRId64 " allocation records came "
+				 "more than 3 s or 2M records after later ones; "
+				 "the peaks may be off by them", late);
 	st = nsk_report__prepare(rep,
 		"SELECT s.bytes, s.allocs, s.frees, s.freed_bytes, s.live_allocs,"
 		" s.live_bytes, s.exit_bytes, s.exit_allocs, s.peak_bytes, s.failed,"
