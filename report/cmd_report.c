@@ -146,20 +146,6 @@ static int parse(int argc, char **argv, struct args *a)
 	return nsk_args__recording("report", argc, argv, &a->file);
 }
 
-/* The memory views without --sql, --db or a filter read sums made while
- * loading, not a row per allocation (nsk_load__file_alloc); the peak and
- * interval numbers need a second read of the file. */
-static unsigned load_how(const struct nsk_report_opts *o,
-			 const struct nsk_view *view)
-{
-	if (!(view->reads & NSK_VIEW_READS_ALLOC) || o->sql || o->db || o->pids ||
-	    o->tids || o->comms || o->since >= 0 || o->until >= 0)
-		return 0;
-	if (o->tree || o->folded || !(view->reads & NSK_VIEW_READS_ALLOC_TIME))
-		return NSK_LOAD_SUMS;
-	return NSK_LOAD_SUMS | NSK_LOAD_SUMS_TIME;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	struct args a = { 0 };
@@ -219,7 +205,7 @@ int cmd_report(int argc, char **argv)
 	rep.opts = &a.o;
 	status = 1;
 	if (nsk_load__file_alloc(db, a.file, a.o.sql || a.o.db ? 0 : nsk_view__skips(view),
-				 load_how(&a.o, view), rep.err, sizeof(rep.err))) {
+				 nsk_view__sums(&a.o, view, 0), rep.err, sizeof(rep.err))) {
 		fprintf(stderr, "nusku report: %s\n", rep.err);
 		goto cleanup;
 	}

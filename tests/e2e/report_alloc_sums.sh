@@ -1,6 +1,7 @@
 #!/bin/sh
 # The memory views without filters sum the allocations while loading and
-# read the file a second time for peaks and intervals (report/load_alloc.h);
+# read the file a second time for peaks and intervals (report/load_alloc.h),
+# and so does export of the alloc and live measures (sums alone);
 # with a filter, --db or --sql every allocation is a row and the views
 # group them in SQL.  The two ways must agree to the byte: every memory
 # view, in every format, --folded and --tree, on recordings of every
@@ -27,6 +28,19 @@ same() {
 				fail "$1 --by $v $args: summed and row reports differ:
 $(diff "$TMPD/rows" "$TMPD/sums" | head -20)
 $(diff "$TMPD/rows.err" "$TMPD/sums.err" | head -5)"
+			n=$((n + 1))
+		done
+	done
+	# export sums too (without the second read: weights only)
+	for by in alloc live; do
+		for fmt in pprof svg folded; do
+			rm -f "$TMPD/x.sums" "$TMPD/x.rows"
+			"$NUSKU" export "$1" --by $by --format $fmt -o "$TMPD/x.sums" 2>"$TMPD/sums.err" ||
+				fail "export $1 --by $by --format $fmt: $(cat "$TMPD/sums.err")"
+			"$NUSKU" export "$1" --by $by --format $fmt --since 0 -o "$TMPD/x.rows" 2>"$TMPD/rows.err" ||
+				fail "export $1 --by $by --format $fmt --since 0: $(cat "$TMPD/rows.err")"
+			cmp -s "$TMPD/x.sums" "$TMPD/x.rows" && cmp -s "$TMPD/sums.err" "$TMPD/rows.err" ||
+				fail "export $1 --by $by --format $fmt: summed and row exports differ"
 			n=$((n + 1))
 		done
 	done
