@@ -182,7 +182,7 @@ static void pop(struct nsk_alloc_time *t)
 {
 	const struct ev *e = next(t);
 
-	if (e == &t->heap[0] && t->nheap) {
+	if (t->nheap && e == t->heap) { /* (t->heap is NULL before the first) */
 		heap_pop(t);
 		return;
 	}
