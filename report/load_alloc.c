@@ -29,6 +29,11 @@
  * an exit is applied only once the stream has passed it by EXIT_MARGIN_NS,
  * when the same pid allocates after it (a new image, or the pid reused),
  * or at the end of the load; blocks allocated after the exit time stay.
+ *
+ * What a block's start and end become depends on the load's mode
+ * (load_alloc.h): rows in alloc and free, sums per stack and thread
+ * (load_alloc_sum.c), or the running sums of a second read
+ * (load_alloc_time.c), which replays the first read's exits.
  */
 #include <errno.h>
 #include <stdlib.h>
