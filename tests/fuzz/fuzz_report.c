@@ -1,7 +1,8 @@
 /* libFuzzer target for `nusku report`: any bytes loaded into SQLite by the
  * report loader, then every view run on them, each --per-thread form, and
  * --tree and --folded of every view over stacks, in text, JSON or CSV, and
- * each export measure as pprof and svg, in the format the last byte picks.
+ * each export measure as pprof and svg and the chrome timeline, in the
+ * format the last byte picks.
  * An input with allocations is loaded a second time the way the memory
  * views load without a filter (summed while loading, the file read twice:
  * report/load_alloc.h), and those views and measures run again.  Output
