@@ -55,9 +55,12 @@ int nsk_alloc_notes__add(struct nsk_report *rep)
 	if (rep->nnotes) /* already added */
 		return 0;
 	err = row2(rep,
-		"SELECT count(DISTINCT a.pid), CAST(total(a.weight) AS INTEGER) "
+		"SELECT count(DISTINCT pid), CAST(total(w) AS INTEGER) FROM ("
+		"SELECT a.pid, a.weight AS w "
 		"FROM f_alloc a JOIN free fr ON fr.alloc_id = a.id "
-		"WHERE fr.fn = 'exit' AND a.fn IS NOT 'reserve' AND a.addr != 0",
+		"WHERE fr.fn = 'exit' AND a.fn IS NOT 'reserve' AND a.addr != 0 "
+		"UNION ALL SELECT pid, exit_bytes FROM main.alloc_sum "
+		"WHERE exit_n > 0 AND fn IS NOT 'reserve')",
 		&procs, &bytes);
 	if (!err && bytes)
 		nsk_report__note(rep, "live at exit: %" PRId64 " bytes (%.1f MiB) "
@@ -65,11 +68,15 @@ int nsk_alloc_notes__add(struct nsk_report *rep)
 				 "freeing them (not live after their exit)",
 				 bytes, bytes / MIB, procs, procs == 1 ? "" : "es");
 	err = err ?: row2(rep,
-		"SELECT count(*), CAST(total(size) AS INTEGER) FROM f_alloc "
-		"WHERE fn = 'reserve' AND addr != 0", &n, &reserved);
+		"SELECT CAST(total(n) AS INTEGER), CAST(total(size) AS INTEGER) "
+		"FROM (SELECT 1 AS n, size FROM f_alloc WHERE fn = 'reserve' AND "
+		"addr != 0 UNION ALL SELECT n, size FROM main.alloc_sum WHERE "
+		"fn = 'reserve')", &n, &reserved);
 	err = err ?: row2(rep,
-		"SELECT CAST(total(weight) AS INTEGER), 0 FROM f_alloc "
-		"WHERE fn = 'mprotect' AND addr != 0", &committed, &unused);
+		"SELECT CAST(total(w) AS INTEGER), 0 FROM (SELECT weight AS w "
+		"FROM f_alloc WHERE fn = 'mprotect' AND addr != 0 UNION ALL "
+		"SELECT bytes FROM main.alloc_sum WHERE fn = 'mprotect')",
+		&committed, &unused);
 	if (!err && reserved)
 		nsk_report__note(rep, "reserved address space, not heap: %" PRId64
 				 " bytes (%.1f MiB) in %" PRId64 " PROT_NONE or "

@@ -178,10 +178,12 @@ int cmd_export(int argc, char **argv)
 		goto cleanup;
 	}
 	rep.db = db;
-	/* the timeline reads every table */
-	if (nsk_load__file_skip(db, a.file, fmt == NSK_EXPORT_CHROME ? 0 :
-				nsk_view__skips(view), rep.err,
-				sizeof(rep.err)) ||
+	/* the timeline reads every table, every row; the others the
+	 * view's, allocations summed when no filter selects among them */
+	if (nsk_load__file_alloc(db, a.file, fmt == NSK_EXPORT_CHROME ? 0 :
+				 nsk_view__skips(view), fmt == NSK_EXPORT_CHROME ?
+				 0 : nsk_view__sums(&a.o, view, 1), rep.err,
+				 sizeof(rep.err)) ||
 	    nsk_filter__apply(&rep)) {
 		fprintf(stderr, "nusku export: %s\n", rep.err);
 		goto cleanup;

@@ -204,8 +204,8 @@ int cmd_report(int argc, char **argv)
 	rep.db = db;
 	rep.opts = &a.o;
 	status = 1;
-	if (nsk_load__file_skip(db, a.file, a.o.sql || a.o.db ? 0 : nsk_view__skips(view),
-				rep.err, sizeof(rep.err))) {
+	if (nsk_load__file_alloc(db, a.file, a.o.sql || a.o.db ? 0 : nsk_view__skips(view),
+				 nsk_view__sums(&a.o, view, 0), rep.err, sizeof(rep.err))) {
 		fprintf(stderr, "nusku report: %s\n", rep.err);
 		goto cleanup;
 	}

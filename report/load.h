@@ -79,6 +79,7 @@ struct nsk_load {
 	struct nsk_idmap pid_comm; /* pid -> comm id */
 	struct nsk_load_counts n;
 	struct nsk_load_alloc *alloc; /* live blocks (load_alloc.c) */
+	unsigned alloc_mode;	   /* enum nsk_alloc_mode (load_alloc.h) */
 	int kernel_syscall_names;  /* the recording names syscalls itself */
 	uint64_t skip;		   /* record types not loaded: 1 << type */
 	uint64_t skipped[NSK_REC_TYPE_MAX]; /* records of them, by type */
@@ -105,6 +106,18 @@ int nsk_load__file(sqlite3 *db, const char *file, char *msg, size_t len);
 			    (1ull << NSK_REC_OFFCPU))
 int nsk_load__file_skip(sqlite3 *db, const char *file, uint64_t skip, char *msg,
 			size_t len);
+/* For the memory views without filters: the same, with allocations and
+ * frees summed while loading into alloc_sum instead of a row each (how
+ * NSK_LOAD_SUMS), and with NSK_LOAD_SUMS_TIME a second read of the file
+ * for peak live bytes per site (alloc_peak) and the intervals of --by
+ * memory-time (alloc_bucket).  stdin and other files that cannot be read
+ * twice load rows as nsk_load__file_skip does. */
+#define NSK_LOAD_SUMS 1u
+#define NSK_LOAD_SUMS_TIME 2u
+/* The intervals of --by memory-time and of alloc_bucket. */
+#define NSK_ALLOC_BUCKETS 20
+int nsk_load__file_alloc(sqlite3 *db, const char *file, uint64_t skip,
+			 unsigned how, char *msg, size_t len);
 /* A problem to show in every report (the reader's on_problem). */
 void nsk_load__problem(struct nsk_load *ld, const char *msg);
 /* Commits what was loaded so far and begins again (live loads a turn at a

@@ -29,43 +29,21 @@
  * an exit is applied only once the stream has passed it by EXIT_MARGIN_NS,
  * when the same pid allocates after it (a new image, or the pid reused),
  * or at the end of the load; blocks allocated after the exit time stay.
+ *
+ * What a block's start and end become depends on the load's mode
+ * (load_alloc.h): rows in alloc and free, sums per stack and thread
+ * (load_alloc_sum.c), or the running sums of a second read
+ * (load_alloc_time.c), which replays the first read's exits.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/load.h"
+#include "report/load_alloc.h"
 
 /* How long after an exit its process's late records may still come: the
  * recorder drains every ring buffer at least every 100 ms. */
 #define EXIT_MARGIN_NS 2000000000ULL
-
-struct live_slot {
-	uint64_t addr;
-	uint32_t pid;
-	uint32_t used; /* 1 used */
-	int64_t id;    /* alloc row */
-	uint64_t size; /* mmap/brk regions: bytes, 0 for heap blocks */
-	uint64_t time; /* when allocated */
-	uint32_t fn;   /* regions: enum nsk_alloc_fn */
-};
-
-struct pending_exit {
-	uint64_t time;
-	uint32_t pid;
-};
-
-struct nsk_load_alloc {
-	struct live_slot *slots; /* open addressing, linear probing */
-	size_t cap, n;
-	int64_t next_id;
-	struct live_slot *regions; /* live mmap/brk regions, unordered */
-	size_t nregions, capregions;
-	struct pending_exit *exits; /* not applied yet, in stream order */
-	size_t nexits, capexits;
-	struct nsk_idmap pending;   /* pid -> exits of it in exits[] */
-	struct nsk_idmap owned;	    /* pid -> its blocks in slots[] */
-};
 
 static const char *const fn_names[] = {
 	[NSK_ALLOC_MALLOC] = "malloc",
@@ -85,7 +63,7 @@ static const char *const fn_names[] = {
 	[NSK_ALLOC_MPROTECT] = "mprotect",
 };
 
-static const char *fn_name(uint32_t fn)
+const char *nsk_load_alloc__fn_name(uint32_t fn)
 {
 	if (fn < sizeof(fn_names) / sizeof(fn_names[0]) && fn_names[fn])
 		return fn_names[fn];
@@ -104,8 +82,11 @@ static uint64_t hash(uint32_t pid, uint64_t addr)
 
 static struct nsk_load_alloc *state(struct nsk_load *ld)
 {
-	if (!ld->alloc)
+	if (!ld->alloc) {
 		ld->alloc = calloc(1, sizeof(struct nsk_load_alloc));
+		if (ld->alloc)
+			ld->alloc->mode = ld->alloc_mode;
+	}
 	return ld->alloc;
 }
 
@@ -118,13 +99,16 @@ void nsk_load_alloc__release(struct nsk_load *ld)
 	free(a->slots);
 	free(a->regions);
 	free(a->exits);
+	free(a->xlog);
+	nsk_alloc_sums__free(a->sums);
+	nsk_alloc_time__free(a->tm);
 	nsk_idmap__release(&a->pending);
 	nsk_idmap__release(&a->owned);
 	free(a);
 	ld->alloc = NULL;
 }
 
-static struct live_slot *find(struct nsk_load_alloc *a, uint32_t pid, uint64_t addr)
+static struct nsk_alloc_slot *find(struct nsk_load_alloc *a, uint32_t pid, uint64_t addr)
 {
 	size_t mask = a->cap - 1;
 
@@ -137,7 +121,7 @@ static struct live_slot *find(struct nsk_load_alloc *a, uint32_t pid, uint64_t a
 }
 
 /* Backward-shift deletion keeps probe chains whole without tombstones. */
-static void remove_slot(struct nsk_load_alloc *a, struct live_slot *s)
+static void remove_slot(struct nsk_load_alloc *a, struct nsk_alloc_slot *s)
 {
 	size_t mask = a->cap - 1, i = (size_t)(s - a->slots), j = i;
 	uint64_t owned = 0;
@@ -163,7 +147,7 @@ static void remove_slot(struct nsk_load_alloc *a, struct live_slot *s)
 	}
 }
 
-static int insert(struct nsk_load_alloc *a, const struct live_slot *v)
+static int insert(struct nsk_load_alloc *a, const struct nsk_alloc_slot *v)
 {
 	uint64_t owned = 0;
 	size_t mask;
@@ -171,9 +155,10 @@ static int insert(struct nsk_load_alloc *a, const struct live_slot *v)
 	nsk_idmap__get(&a->owned, v->pid, &owned);
 	if (nsk_idmap__set(&a->owned, v->pid, owned + 1))
 		return -ENOMEM;
-	if ((a->n + 1) * 2 > a->cap) {
+	/* at most 3/4 full: a million live blocks is a heap to expect */
+	if ((a->n + 1) * 4 > a->cap * 3) {
 		size_t cap = a->cap ? a->cap * 2 : 4096;
-		struct live_slot *s = calloc(cap, sizeof(*s));
+		struct nsk_alloc_slot *s = calloc(cap, sizeof(*s));
 
 		if (!s)
 			return -ENOMEM;
@@ -202,11 +187,11 @@ static int insert(struct nsk_load_alloc *a, const struct live_slot *v)
 	}
 }
 
-static int add_region(struct nsk_load_alloc *a, const struct live_slot *v)
+static int add_region(struct nsk_load_alloc *a, const struct nsk_alloc_slot *v)
 {
 	if (a->nregions == a->capregions) {
 		size_t cap = a->capregions ? 2 * a->capregions : 64;
-		struct live_slot *r = realloc(a->regions, cap * sizeof(*r));
+		struct nsk_alloc_slot *r = realloc(a->regions, cap * sizeof(*r));
 
 		if (!r)
 			return -ENOMEM;
@@ -217,14 +202,28 @@ static int add_region(struct nsk_load_alloc *a, const struct live_slot *v)
 	return 0;
 }
 
+/* A block or region ends (s: its slot, NULL for a free of a block the
+ * recording never saw allocated): a free row, or the sums' and time's
+ * accounts of it. */
 static int insert_free(struct nsk_load *ld, uint64_t time, uint32_t pid,
 		       uint32_t tid, uint64_t addr, uint64_t size,
-		       const char *fn, int64_t alloc_id)
+		       const char *fn, const struct nsk_alloc_slot *s)
 {
 	static const char sql[] = "INSERT INTO free VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
-	sqlite3_stmt *st = nsk_load__stmt(ld, sql);
+	struct nsk_load_alloc *a = ld->alloc;
+	sqlite3_stmt *st;
 	int64_t comm;
 
+	a->rows_free++;
+	if (a->mode == NSK_ALLOC_SUMS) {
+		nsk_load__time(ld, time);
+		if (s)
+			nsk_alloc_sums__end(ld, s, !strcmp(fn, "exit"));
+		return 0;
+	}
+	if (a->mode == NSK_ALLOC_TIME)
+		return s ? nsk_alloc_time__end(ld, s, time, !strcmp(fn, "exit")) : 0;
+	st = nsk_load__stmt(ld, sql);
 	if (!st)
 		return -EIO;
 	nsk_load__time(ld, time);
@@ -239,8 +238,8 @@ static int insert_free(struct nsk_load *ld, uint64_t time, uint32_t pid,
 	sqlite3_bind_int64(st, 5, (int64_t)addr);
 	sqlite3_bind_int64(st, 6, (int64_t)size);
 	sqlite3_bind_text(st, 7, fn, -1, SQLITE_STATIC);
-	if (alloc_id)
-		sqlite3_bind_int64(st, 8, alloc_id);
+	if (s)
+		sqlite3_bind_int64(st, 8, s->id);
 	else
 		sqlite3_bind_null(st, 8);
 	return nsk_load__step(ld, st);
@@ -267,11 +266,11 @@ static int end_regions(struct nsk_load *ld, uint64_t time, uint32_t pid,
 	int matched = 0, err = 0;
 
 	for (size_t i = 0; a && i < a->nregions && !err;) {
-		struct live_slot *g = &a->regions[i];
+		struct nsk_alloc_slot *g = &a->regions[i];
 
 		if (g->pid == pid && g->addr >= addr && g->addr - addr < size &&
 		    (!only_commits || g->fn == NSK_ALLOC_MPROTECT)) {
-			err = insert_free(ld, time, pid, tid, addr, size, fn, g->id);
+			err = insert_free(ld, time, pid, tid, addr, size, fn, g);
 			a->regions[i] = a->regions[--a->nregions];
 			matched = 1;
 			continue;
@@ -281,54 +280,30 @@ static int end_regions(struct nsk_load *ld, uint64_t time, uint32_t pid,
 	return err ? err : matched;
 }
 
-int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
+/* Exits before the next event: in the first read, those the stream has
+ * passed (and pid's, older than now); in the second, those the first read
+ * applied at this place. */
+static int exits_due(struct nsk_load *ld, uint32_t pid, uint64_t now)
+{
+	struct nsk_load_alloc *a = ld->alloc;
+
+	if (a->mode == NSK_ALLOC_TIME)
+		return nsk_load_alloc__replay_due(ld, 0);
+	return apply_exits(ld, pid, now);
+}
+
+static int alloc_row(struct nsk_load *ld, const struct nsk_alloc_slot *v,
+		     const struct nsk_rec_alloc *r)
 {
 	static const char sql[] =
 		"INSERT INTO alloc VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-	const struct nsk_rec_alloc *r = &rec->alloc;
-	struct nsk_load_alloc *a = state(ld);
 	sqlite3_stmt *st = nsk_load__stmt(ld, sql);
-	struct live_slot v = { .addr = r->addr, .pid = r->pid, .time = r->time,
-			       .fn = r->fn };
-	int region = is_region(r->fn);
 	int64_t comm;
-	int err;
 
-	if (!a)
-		return -ENOMEM;
 	if (!st)
 		return -EIO;
-	err = nsk_load__stack_ref(ld, r->stack_id);
-	if (err)
-		return err;
-	/* A pid that allocates after its exit is another image or process. */
-	nsk_load__time(ld, r->time);
-	err = apply_exits(ld, r->pid, r->time);
-	if (err)
-		return err;
-	v.id = ++a->next_id;
-	if (r->addr && !region) {
-		struct live_slot *old = find(a, r->pid, r->addr);
-
-		if (old) {
-			err = insert_free(ld, r->time, r->pid, r->tid, r->addr, 0,
-					  "implied", old->id);
-			remove_slot(a, old);
-		}
-		err = err ? err : insert(a, &v);
-	} else if (r->addr) {
-		/* a commit lies inside its reservation: it replaces only
-		 * commits made there before */
-		err = end_regions(ld, r->time, r->pid, r->tid, r->addr, r->size,
-				  "implied", r->fn == NSK_ALLOC_MPROTECT);
-		v.size = r->size;
-		err = err < 0 ? err : add_region(a, &v);
-	}
-	if (err)
-		return err;
-	nsk_load__time(ld, r->time);
 	comm = nsk_load__comm(ld, r->pid, r->tid);
-	sqlite3_bind_int64(st, 1, v.id);
+	sqlite3_bind_int64(st, 1, v->id);
 	sqlite3_bind_int64(st, 2, (int64_t)r->time);
 	sqlite3_bind_int64(st, 3, r->pid);
 	sqlite3_bind_int64(st, 4, r->tid);
@@ -340,8 +315,60 @@ int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 	sqlite3_bind_int64(st, 7, (int64_t)r->size);
 	sqlite3_bind_int64(st, 8, (int64_t)r->weight);
 	sqlite3_bind_int64(st, 9, (int64_t)r->stack_id);
-	sqlite3_bind_text(st, 10, fn_name(r->fn), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 10, nsk_load_alloc__fn_name(r->fn), -1, SQLITE_STATIC);
 	return nsk_load__step(ld, st);
+}
+
+int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
+{
+	const struct nsk_rec_alloc *r = &rec->alloc;
+	struct nsk_load_alloc *a = state(ld);
+	struct nsk_alloc_slot v = { .addr = r->addr, .pid = r->pid, .time = r->time,
+				    .fn = (uint16_t)(r->fn < 0xffff ? r->fn : 0xffff),
+				    .weight = r->weight,
+				    .asize = r->size };
+	int region = is_region(r->fn);
+	int err;
+
+	if (!a)
+		return -ENOMEM;
+	/* (the second read makes no rows: the first made the stacks) */
+	err = a->mode == NSK_ALLOC_TIME ? 0 : nsk_load__stack_ref(ld, r->stack_id);
+	if (err)
+		return err;
+	/* A pid that allocates after its exit is another image or process. */
+	nsk_load__time(ld, r->time);
+	err = exits_due(ld, r->pid, r->time);
+	if (err)
+		return err;
+	a->events++;
+	a->rows_alloc++;
+	v.id = ++a->next_id;
+	if (a->mode == NSK_ALLOC_SUMS)
+		err = nsk_alloc_sums__alloc(ld, &v, r);
+	else if (a->mode == NSK_ALLOC_TIME)
+		err = nsk_alloc_time__alloc(ld, &v, r);
+	if (err)
+		return err;
+	if (r->addr && !region) {
+		struct nsk_alloc_slot *old = find(a, r->pid, r->addr);
+
+		if (old) {
+			err = insert_free(ld, r->time, r->pid, r->tid, r->addr, 0,
+					  "implied", old);
+			remove_slot(a, old);
+		}
+		err = err ? err : insert(a, &v);
+	} else if (r->addr) {
+		/* a commit lies inside its reservation: it replaces only
+		 * commits made there before */
+		err = end_regions(ld, r->time, r->pid, r->tid, r->addr, r->size,
+				  "implied", r->fn == NSK_ALLOC_MPROTECT);
+		err = err < 0 ? err : add_region(a, &v);
+	}
+	if (err)
+		return err;
+	return a->mode == NSK_ALLOC_ROWS ? alloc_row(ld, &v, r) : 0;
 }
 
 /* munmap, brk shrinking, mprotect to PROT_NONE: end the regions that
@@ -349,11 +376,11 @@ int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 static int free_range(struct nsk_load *ld, const struct nsk_rec_free *r)
 {
 	int err = end_regions(ld, r->time, r->pid, r->tid, r->addr, r->size,
-			      fn_name(r->fn), r->fn == NSK_ALLOC_MPROTECT);
+			      nsk_load_alloc__fn_name(r->fn), r->fn == NSK_ALLOC_MPROTECT);
 
 	if (!err)
 		err = insert_free(ld, r->time, r->pid, r->tid, r->addr, r->size,
-				  fn_name(r->fn), 0);
+				  nsk_load_alloc__fn_name(r->fn), NULL);
 	return err < 0 ? err : 0;
 }
 
@@ -361,16 +388,16 @@ int nsk_load_alloc__free(struct nsk_load *ld, const struct nsk_record *rec)
 {
 	const struct nsk_rec_free *r = &rec->free;
 	struct nsk_load_alloc *a = state(ld);
-	struct live_slot *s;
-	int64_t id = 0;
+	struct nsk_alloc_slot *s, gone;
 	int err;
 
 	if (!a)
 		return -ENOMEM;
 	nsk_load__time(ld, r->time);
-	err = apply_exits(ld, 0, 0);
+	err = exits_due(ld, 0, 0);
 	if (err)
 		return err;
+	a->events++;
 	if (r->fn == NSK_ALLOC_MUNMAP || r->fn == NSK_ALLOC_BRK ||
 	    r->fn == NSK_ALLOC_MPROTECT)
 		return free_range(ld, r);
@@ -379,12 +406,14 @@ int nsk_load_alloc__free(struct nsk_load *ld, const struct nsk_record *rec)
 	 * another thread's allocation): that block already got its implied
 	 * free, and this one stays live. */
 	s = find(a, r->pid, r->addr);
-	if (s && s->time <= r->time) {
-		id = s->id;
+	if (s && s->time > r->time)
+		s = NULL;
+	if (s) {
+		gone = *s;
 		remove_slot(a, s);
 	}
 	return insert_free(ld, r->time, r->pid, r->tid, r->addr, r->size,
-			   fn_name(r->fn), id);
+			   nsk_load_alloc__fn_name(r->fn), s ? &gone : NULL);
 }
 
 /* The blocks and regions of pid allocated before time leave with the
@@ -395,6 +424,20 @@ static int exit_now(struct nsk_load *ld, uint32_t pid, uint64_t time)
 	uint64_t owned = 0;
 	int err = 0;
 
+	if (a->mode == NSK_ALLOC_SUMS) {
+		/* for the second read (load_alloc_time.c) */
+		if (a->nxlog == a->capxlog) {
+			size_t cap = a->capxlog ? 2 * a->capxlog : 64;
+			struct nsk_alloc_exit *x = realloc(a->xlog, cap * sizeof(*x));
+
+			if (!x)
+				return -ENOMEM;
+			a->xlog = x;
+			a->capxlog = cap;
+		}
+		a->xlog[a->nxlog++] = (struct nsk_alloc_exit){
+			.pos = a->events, .time = time, .pid = pid };
+	}
 	/* A removal shifts a later slot into i: look at i again.  Slots
 	 * only move back towards their home, so none is skipped.  A process
 	 * that holds no block costs no scan. */
@@ -403,16 +446,16 @@ static int exit_now(struct nsk_load *ld, uint32_t pid, uint64_t time)
 		while (a->slots[i].used && a->slots[i].pid == pid &&
 		       a->slots[i].time <= time && !err) {
 			err = insert_free(ld, time, pid, pid, a->slots[i].addr, 0,
-					  "exit", a->slots[i].id);
+					  "exit", &a->slots[i]);
 			remove_slot(a, &a->slots[i]);
 		}
 	}
 	for (size_t i = 0; i < a->nregions && !err;) {
-		struct live_slot *g = &a->regions[i];
+		struct nsk_alloc_slot *g = &a->regions[i];
 
 		if (g->pid == pid && g->time <= time) {
-			err = insert_free(ld, time, pid, pid, g->addr, g->size,
-					  "exit", g->id);
+			err = insert_free(ld, time, pid, pid, g->addr, g->asize,
+					  "exit", g);
 			a->regions[i] = a->regions[--a->nregions];
 			continue;
 		}
@@ -488,5 +531,58 @@ int nsk_load_alloc__exit(struct nsk_load *ld, uint32_t pid, uint64_t time)
 
 int nsk_load_alloc__flush(struct nsk_load *ld)
 {
-	return ld->alloc ? apply_exits(ld, 0, UINT64_MAX) : 0;
+	struct nsk_load_alloc *a = ld->alloc;
+	int err;
+
+	if (!a)
+		return 0;
+	if (a->mode == NSK_ALLOC_TIME)
+		return nsk_load_alloc__replay_due(ld, 1);
+	err = apply_exits(ld, 0, UINT64_MAX);
+	return err ?: a->mode == NSK_ALLOC_SUMS ? nsk_alloc_sums__flush(ld) : 0;
+}
+
+int nsk_load_alloc__replay(struct nsk_load *ld, struct nsk_alloc_exit *log,
+			   size_t n)
+{
+	struct nsk_load_alloc *a = state(ld);
+
+	if (!a) {
+		free(log);
+		return -ENOMEM;
+	}
+	free(a->xlog);
+	a->xlog = log;
+	a->nxlog = a->capxlog = n;
+	a->xnext = 0;
+	return 0;
+}
+
+int nsk_load_alloc__replay_due(struct nsk_load *ld, int at_end)
+{
+	struct nsk_load_alloc *a = ld->alloc;
+	int err = 0;
+
+	while (!err && a->xnext < a->nxlog &&
+	       (at_end || a->xlog[a->xnext].pos <= a->events)) {
+		const struct nsk_alloc_exit *x = &a->xlog[a->xnext++];
+
+		err = exit_now(ld, x->pid, x->time);
+	}
+	return err;
+}
+
+struct nsk_alloc_exit *nsk_load_alloc__take_log(struct nsk_load *ld, size_t *n)
+{
+	struct nsk_load_alloc *a = ld->alloc;
+	struct nsk_alloc_exit *log;
+
+	*n = 0;
+	if (!a)
+		return NULL;
+	log = a->xlog;
+	*n = a->nxlog;
+	a->xlog = NULL;
+	a->nxlog = a->capxlog = 0;
+	return log;
 }

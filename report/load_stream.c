@@ -9,7 +9,9 @@
 
 #include <nusku/infile.h>
 
-#include "report/load.h"
+#include <sys/stat.h>
+
+#include "report/load_alloc.h"
 
 int nsk_load__stream(struct nsk_load *ld, struct nsk_reader *r)
 {
@@ -51,9 +53,30 @@ int nsk_load__file(sqlite3 *db, const char *file, char *msg, size_t len)
 	return nsk_load__file_skip(db, file, 0, msg, len);
 }
 
+static int load_file(sqlite3 *db, const char *file, uint64_t skip,
+		     unsigned how, char *msg, size_t len);
+
 int nsk_load__file_skip(sqlite3 *db, const char *file, uint64_t skip, char *msg,
 			size_t len)
 {
+	return load_file(db, file, skip, 0, msg, len);
+}
+
+int nsk_load__file_alloc(sqlite3 *db, const char *file, uint64_t skip,
+			 unsigned how, char *msg, size_t len)
+{
+	struct stat sb;
+
+	/* a second read needs a file that is there again */
+	if (!strcmp(file, "-") || stat(file, &sb) || !S_ISREG(sb.st_mode))
+		how = 0;
+	return load_file(db, file, skip, how, msg, len);
+}
+
+static int load_file(sqlite3 *db, const char *file, uint64_t skip,
+		     unsigned how, char *msg, size_t len)
+{
+	struct nsk_alloc_pass pass = { 0 };
 	struct nsk_reader_opts ropts = { .on_problem = on_problem };
 	struct problems probs = { 0 };
 	struct nsk_reader *r = NULL;
@@ -80,6 +103,8 @@ int nsk_load__file_skip(sqlite3 *db, const char *file, uint64_t skip, char *msg,
 		return err;
 	}
 	ld->skip = skip & NSK_LOAD_SKIPPABLE;
+	if (how & (NSK_LOAD_SUMS | NSK_LOAD_SUMS_TIME))
+		ld->alloc_mode = NSK_ALLOC_SUMS;
 	probs.ld = ld;
 	ropts.ctx = &probs;
 	err = nsk_reader__new(io, &ropts, &r); /* frees io on failure */
@@ -99,8 +124,23 @@ int nsk_load__file_skip(sqlite3 *db, const char *file, uint64_t skip, char *msg,
 	err = nsk_load__stream(ld, r);
 	err = err ?: nsk_load__finish(ld, strcmp(file, "-") ? file : "(stdin)",
 				      nsk_reader__info(r), nsk_reader__stats(r));
-	if (err)
+	if (err) {
 		snprintf(msg, len, "%s: %s", file, nsk_load__error(ld));
+		goto cleanup;
+	}
+	if ((how & NSK_LOAD_SUMS_TIME) && ld->alloc) {
+		pass.log = nsk_load_alloc__take_log(ld, &pass.nlog);
+		pass.events = ld->alloc->events;
+		pass.t0 = ld->n.time_min == UINT64_MAX ? 0 : ld->n.time_min;
+		pass.t1 = ld->n.time_min == UINT64_MAX ? 0 : ld->n.time_max;
+		nsk_reader__free(r);
+		r = NULL;
+		nsk_load__free(ld);
+		ld = NULL;
+		if (msg && len)
+			*msg = 0;
+		err = nsk_load_alloc__time_pass(db, file, &pass, msg, len);
+	}
 cleanup:
 	nsk_reader__free(r);
 	nsk_load__free(ld);

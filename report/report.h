@@ -63,6 +63,9 @@ struct nsk_view {
 };
 #define NSK_VIEW_READS_ALLOC 1u	 /* alloc and free */
 #define NSK_VIEW_READS_OFFCPU 2u /* offcpu */
+/* peak live bytes per site or memory over time: with the allocations
+ * summed while loading (nsk_load__file_alloc), a second read */
+#define NSK_VIEW_READS_ALLOC_TIME 4u
 
 /* What the events of a view measure on their stacks, for `nusku export`
  * (report/export*.c): pprof's sample types, the flame graph's width.  The
@@ -103,6 +106,12 @@ const struct nsk_view *nsk_view__find(const char *name);
 /* The large event tables v does not read, as the loader's skip mask
  * (nsk_load__file_skip): they are not loaded for it. */
 uint64_t nsk_view__skips(const struct nsk_view *v);
+/* How nsk_load__file_alloc loads for v under o: allocations summed for a
+ * memory view without --sql, --db or a filter (NSK_LOAD_SUMS), with the
+ * second read when the view shows peaks or intervals, unless stacks_only
+ * (--tree, --folded, export: weights alone); 0: rows. */
+unsigned nsk_view__sums(const struct nsk_report_opts *o,
+			const struct nsk_view *v, int stacks_only);
 
 /* Prints the rows of st wrapped in the report: text gets '#' summary lines
  * above the table, JSON an object with the summary and "rows", CSV the

@@ -93,6 +93,25 @@ static const char *const alloc_create[] = {
 	"CREATE TABLE free (time INTEGER, pid INTEGER, tid INTEGER, "
 	"comm_id INTEGER, addr INTEGER, size INTEGER, fn TEXT, "
 	"alloc_id INTEGER)",
+	/* Instead of alloc and free rows, for a report of the memory views
+	 * without filters (report/load_alloc_sum.c; empty in --db files):
+	 * per (stack, pid, tid, comm, fn) the allocations (n, their size
+	 * and bytes = weights, allocs = weight / size summed), failed calls,
+	 * and how they ended: freed, live at the end, live at their
+	 * process's exit (_n records, allocations, bytes). */
+	"CREATE TABLE alloc_sum (stack_id INTEGER, pid INTEGER, tid INTEGER, "
+	"comm_id INTEGER, fn TEXT, n INTEGER, failed INTEGER, size INTEGER, "
+	"bytes INTEGER, allocs REAL, frees_n INTEGER, frees REAL, "
+	"freed_bytes INTEGER, live_n INTEGER, live_allocs REAL, "
+	"live_bytes INTEGER, exit_n INTEGER, exit_allocs REAL, "
+	"exit_bytes INTEGER)",
+	/* With them, from a second read (report/load_alloc_time.c): peak
+	 * live bytes per site (func id), and per interval of --by
+	 * memory-time and site, bytes and allocations in and out, of them
+	 * gone with their process (exb). */
+	"CREATE TABLE alloc_peak (site INTEGER PRIMARY KEY, peak INTEGER)",
+	"CREATE TABLE alloc_bucket (bucket INTEGER, site INTEGER, inb REAL, "
+	"outb REAL, inn REAL, outn REAL, exb REAL)",
 	NULL
 };
 

@@ -166,9 +166,18 @@ static int lost_by_source(struct nsk_report *rep, struct lost *out, int max,
 static int64_t count_rows(struct nsk_report *rep, const char *table,
 			  int filtered)
 {
-	char *sql = sqlite3_mprintf("SELECT count(*) FROM %s%s",
-				    filtered ? "f_" : "", table);
-	int64_t v = sql ? query_int(rep, sql) : 0;
+	char key[64], *sql;
+	int64_t summed, v;
+
+	/* summed while loading (alloc_sum): the rows there would have been,
+	 * all selected (no filter sums) */
+	snprintf(key, sizeof(key), "summed.%s", table);
+	summed = nsk_report__info(rep, key);
+	if (summed)
+		return summed;
+	sql = sqlite3_mprintf("SELECT count(*) FROM %s%s", filtered ? "f_" : "",
+			      table);
+	v = sql ? query_int(rep, sql) : 0;
 
 	sqlite3_free(sql);
 	return v;

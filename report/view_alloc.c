@@ -31,23 +31,32 @@
  * --folded: allocated bytes (alloc-site) or live bytes (leaks).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "report/report.h"
+#include "report/load.h"
 #include "report/views.h"
 
 /* Rows that are heap: every allocation but reservations. */
 #define HEAP "fn IS NOT 'reserve'"
+/* Every query reads the rows (alloc, free) and the sums (alloc_sum, made
+ * instead of rows for a report without filters: load_alloc_sum.c) alike:
+ * one of the two is empty. */
 #define ALLOC_WEIGHTS \
-	"SELECT stack_id, weight, pid FROM f_alloc WHERE addr != 0 AND " HEAP
+	"SELECT stack_id, weight, pid FROM f_alloc WHERE addr != 0 AND " HEAP \
+	" UNION ALL SELECT stack_id, bytes, pid FROM main.alloc_sum WHERE n > 0" \
+	" AND " HEAP
 /* never freed: live at the end or at the exit of its process */
 #define LIVE(a) \
 	"NOT EXISTS (SELECT 1 FROM free fr WHERE fr.alloc_id = " a ".id AND " \
 	"fr.fn IS NOT 'exit')"
 #define LIVE_WEIGHTS \
 	"SELECT a.stack_id, a.weight, a.pid FROM f_alloc a WHERE a.addr != 0 " \
-	"AND a." HEAP " AND " LIVE("a")
+	"AND a." HEAP " AND " LIVE("a") \
+	" UNION ALL SELECT stack_id, live_bytes + exit_bytes, pid FROM " \
+	"main.alloc_sum WHERE live_n + exit_n > 0 AND " HEAP
 
 /* Allocations one record stands for (see the top of this file). */
 #define COUNT_OF(a) "(CASE WHEN " a ".size > 0 THEN " a ".weight * 1.0 / " \
@@ -58,14 +67,19 @@
  * profiles have them.  alloc shows the allocated bytes, live the live. */
 static char *alloc_sql(struct nsk_report *rep)
 {
+	(void)rep;
 	return sqlite3_mprintf(
 		"SELECT stack_id, pid, tid, comm_id, "
-		"CAST(round(total(c)) AS INTEGER), CAST(total(weight) AS INTEGER), "
-		"CAST(round(total(CASE WHEN live THEN c END)) AS INTEGER), "
-		"CAST(total(CASE WHEN live THEN weight END) AS INTEGER) FROM ("
-		"SELECT a.stack_id, a.pid, a.tid, a.comm_id, a.weight, "
+		"CAST(round(total(c)) AS INTEGER), CAST(total(w) AS INTEGER), "
+		"CAST(round(total(lc)) AS INTEGER), CAST(total(lw) AS INTEGER) FROM ("
+		"SELECT stack_id, pid, tid, comm_id, weight AS w, c,"
+		" CASE WHEN live THEN c END AS lc, CASE WHEN live THEN weight END AS lw"
+		" FROM (SELECT a.stack_id, a.pid, a.tid, a.comm_id, a.weight, "
 		COUNT_OF("a") " AS c, " LIVE("a") " AS live FROM f_alloc a "
 		"WHERE a.addr != 0 AND a." HEAP ") "
+		"UNION ALL SELECT stack_id, pid, tid, comm_id, bytes, allocs,"
+		" live_allocs + exit_allocs, live_bytes + exit_bytes FROM main.alloc_sum"
+		" WHERE n > 0 AND " HEAP ") "
 		"GROUP BY stack_id, pid, tid, comm_id");
 }
 
@@ -102,18 +116,19 @@ static const struct nsk_measure live_measure = {
 const struct nsk_measure *const nsk_measure_live = &live_measure;
 
 /* Builds temp.asite (stack_id, func_id): the site of each stack that
- * allocated. */
-static int site_table(struct nsk_report *rep)
+ * allocated, from every row or sum loaded (a filter selects later). */
+int nsk_alloc__sites(sqlite3 *db, char *err, size_t len)
 {
 	char allocator[256] = "", *sql, *msg = NULL;
 	const char *base;
-	sqlite3_stmt *st;
-	int err = 0;
+	sqlite3_stmt *st = NULL;
+	int ret = 0;
 
-	st = nsk_report__prepare(rep, "SELECT value FROM meta WHERE key = "
-				 "'alloc.allocator' LIMIT 1");
-	if (!st)
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = "
+			       "'alloc.allocator' LIMIT 1", -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, len, "%s", sqlite3_errmsg(db));
 		return -EIO;
+	}
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
 		const char *path = (const char *)sqlite3_column_text(st, 0);
 
@@ -138,17 +153,20 @@ static int site_table(struct nsk_report *rep)
 		"   '__mmap', '__mmap64', 'sbrk', '__sbrk', 'brk', '__brk'))"
 		" ORDER BY sf.pos LIMIT 1),"
 		" (SELECT leaf_func_id FROM stack WHERE id = x.stack_id))"
-		" FROM (SELECT DISTINCT stack_id FROM f_alloc WHERE " HEAP ") x",
+		" FROM (SELECT stack_id FROM main.alloc WHERE " HEAP
+		" UNION SELECT stack_id FROM main.alloc_sum WHERE " HEAP ") x",
 		allocator);
-	if (!sql)
+	if (!sql) {
+		snprintf(err, len, "out of memory");
 		return -ENOMEM;
-	if (sqlite3_exec(rep->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		snprintf(rep->err, sizeof(rep->err), "%s", msg ? msg : "SQL error");
-		err = -EIO;
+	}
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(err, len, "%s", msg ? msg : "SQL error");
+		ret = -EIO;
 	}
 	sqlite3_free(msg);
 	sqlite3_free(sql);
-	return err;
+	return ret;
 }
 
 /* Builds temp.asum: one row per site with every number the views show
@@ -156,7 +174,7 @@ static int site_table(struct nsk_report *rep)
 int nsk_alloc__site_sums(struct nsk_report *rep)
 {
 	char *msg = NULL;
-	int err = site_table(rep);
+	int err = nsk_alloc__sites(rep->db, rep->err, sizeof(rep->err));
 
 	if (err)
 		return err;
@@ -164,40 +182,64 @@ int nsk_alloc__site_sums(struct nsk_report *rep)
 		"DROP TABLE IF EXISTS temp.ablk;"
 		/* Each block with its site and, if freed or gone with its
 		 * process (fexit 1), when. */
-		"CREATE TEMP TABLE ablk AS SELECT a.id, a.time, a.pid, a.comm_id,"
+		"CREATE TEMP TABLE ablk AS SELECT a.id, a.time, a.pid, a.tid, a.comm_id,"
 		" a.addr, a.size, a.weight, a.stack_id, s.func_id AS site,"
 		" fr.time AS ftime, coalesce(fr.fn = 'exit', 0) AS fexit "
 		"FROM f_alloc a JOIN temp.asite s ON s.stack_id = a.stack_id "
 		"LEFT JOIN free fr ON fr.alloc_id = a.id WHERE a." HEAP ";"
+		"DROP TABLE IF EXISTS temp.akey;"
+		/* The blocks summed per stack, process, thread, name and site,
+		 * as alloc_sum has them when the loader summed them. */
+		"CREATE TEMP TABLE akey AS SELECT stack_id, pid, tid, comm_id, site,"
+		" sum(addr != 0) AS n, sum(addr = 0) AS failed,"
+		" total(CASE WHEN addr != 0 THEN weight END) AS bytes,"
+		" total(CASE WHEN addr != 0 THEN " COUNT_OF("b") " END) AS allocs,"
+		" sum(ftime IS NOT NULL AND NOT fexit) AS frees_n,"
+		" total(CASE WHEN ftime IS NOT NULL AND NOT fexit THEN " COUNT_OF("b") " END) AS frees,"
+		" total(CASE WHEN ftime IS NOT NULL AND NOT fexit THEN weight END) AS freed_bytes,"
+		" sum(addr != 0 AND ftime IS NULL) AS live_n,"
+		" total(CASE WHEN addr != 0 AND ftime IS NULL THEN " COUNT_OF("b") " END) AS live_allocs,"
+		" total(CASE WHEN addr != 0 AND ftime IS NULL THEN weight END) AS live_bytes,"
+		" sum(fexit) AS exit_n,"
+		" total(CASE WHEN fexit THEN " COUNT_OF("b") " END) AS exit_allocs,"
+		" total(CASE WHEN fexit THEN weight END) AS exit_bytes "
+		"FROM temp.ablk b GROUP BY stack_id, pid, tid, comm_id, site "
+		"UNION ALL SELECT s.stack_id, s.pid, s.tid, s.comm_id, x.func_id, s.n,"
+		" s.failed, s.bytes, s.allocs, s.frees_n, s.frees, s.freed_bytes,"
+		" s.live_n, s.live_allocs, s.live_bytes, s.exit_n, s.exit_allocs,"
+		" s.exit_bytes FROM main.alloc_sum s JOIN temp.asite x"
+		" ON x.stack_id = s.stack_id WHERE s." HEAP ";"
 		"DROP TABLE IF EXISTS temp.apeak;"
 		/* Peak live bytes per site: a running sum over its
-		 * allocations (+) and frees (-), frees first at equal times. */
+		 * allocations (+) and frees (-), frees first at equal times
+		 * (or as the loader's second read found it: alloc_peak). */
 		"CREATE TEMP TABLE apeak AS SELECT site, max(live) AS peak FROM ("
 		" SELECT site, sum(dw) OVER (PARTITION BY site ORDER BY t, dw"
 		"  ROWS UNBOUNDED PRECEDING) AS live FROM ("
 		"  SELECT site, time AS t, weight AS dw FROM temp.ablk WHERE addr != 0"
 		"  UNION ALL SELECT site, ftime, -weight FROM temp.ablk"
-		"  WHERE ftime IS NOT NULL)) GROUP BY site;"
+		"  WHERE ftime IS NOT NULL)) GROUP BY site "
+		"UNION ALL SELECT site, peak FROM main.alloc_peak;"
 		"DROP TABLE IF EXISTS temp.astack;"
 		/* The call path that allocated the most bytes at each site. */
 		"CREATE TEMP TABLE astack AS SELECT site, stack_id FROM ("
 		" SELECT site, stack_id, row_number() OVER (PARTITION BY site"
-		"  ORDER BY total(CASE WHEN addr != 0 THEN weight END) DESC, stack_id) AS rn FROM temp.ablk"
+		"  ORDER BY total(bytes) DESC, stack_id) AS rn FROM temp.akey"
 		"  GROUP BY site, stack_id) WHERE rn = 1;"
 		"DROP TABLE IF EXISTS temp.asum;"
-		"CREATE TEMP TABLE asum AS SELECT b.site,"
-		" CAST(round(total(CASE WHEN addr != 0 THEN " COUNT_OF("b") " END)) AS INTEGER) AS allocs,"
-		" CAST(total(CASE WHEN addr != 0 THEN weight END) AS INTEGER) AS bytes,"
-		" CAST(round(total(CASE WHEN ftime IS NOT NULL AND NOT fexit THEN " COUNT_OF("b") " END)) AS INTEGER) AS frees,"
-		" CAST(total(CASE WHEN ftime IS NOT NULL AND NOT fexit THEN weight END) AS INTEGER) AS freed_bytes,"
-		" CAST(round(total(CASE WHEN addr != 0 AND ftime IS NULL THEN " COUNT_OF("b") " END)) AS INTEGER) AS live_allocs,"
-		" CAST(total(CASE WHEN addr != 0 AND ftime IS NULL THEN weight END) AS INTEGER) AS live_bytes,"
-		" CAST(round(total(CASE WHEN fexit THEN " COUNT_OF("b") " END)) AS INTEGER) AS exit_allocs,"
-		" CAST(total(CASE WHEN fexit THEN weight END) AS INTEGER) AS exit_bytes,"
-		" sum(addr = 0) AS failed,"
+		"CREATE TEMP TABLE asum AS SELECT k.site,"
+		" CAST(round(total(allocs)) AS INTEGER) AS allocs,"
+		" CAST(total(bytes) AS INTEGER) AS bytes,"
+		" CAST(round(total(frees)) AS INTEGER) AS frees,"
+		" CAST(total(freed_bytes) AS INTEGER) AS freed_bytes,"
+		" CAST(round(total(live_allocs)) AS INTEGER) AS live_allocs,"
+		" CAST(total(live_bytes) AS INTEGER) AS live_bytes,"
+		" CAST(round(total(exit_allocs)) AS INTEGER) AS exit_allocs,"
+		" CAST(total(exit_bytes) AS INTEGER) AS exit_bytes,"
+		" sum(failed) AS failed,"
 		" coalesce(p.peak, 0) AS peak_bytes "
-		"FROM temp.ablk b LEFT JOIN temp.apeak p ON p.site = b.site "
-		"GROUP BY b.site",
+		"FROM temp.akey k LEFT JOIN temp.apeak p ON p.site = k.site "
+		"GROUP BY k.site",
 		NULL, NULL, &msg) != SQLITE_OK) {
 		snprintf(rep->err, sizeof(rep->err), "%s", msg ? msg : "SQL error");
 		sqlite3_free(msg);
@@ -249,12 +291,11 @@ static int run_leaks(struct nsk_report *rep, const struct nsk_view *v)
 	if (sqlite3_exec(rep->db,
 		"DROP TABLE IF EXISTS temp.aleak;"
 		"CREATE TEMP TABLE aleak AS SELECT pid, site, max(comm_id) AS comm_id,"
-		" CAST(total(CASE WHEN ftime IS NULL THEN weight END) AS INTEGER) AS live_bytes,"
-		" CAST(round(total(CASE WHEN ftime IS NULL THEN " COUNT_OF("b") " END)) AS INTEGER) AS live_allocs,"
-		" CAST(total(CASE WHEN fexit THEN weight END) AS INTEGER) AS exit_bytes,"
-		" CAST(round(total(CASE WHEN fexit THEN " COUNT_OF("b") " END)) AS INTEGER) AS exit_allocs "
-		"FROM temp.ablk b WHERE addr != 0 AND (ftime IS NULL OR fexit) "
-		"GROUP BY pid, site",
+		" CAST(total(live_bytes) AS INTEGER) AS live_bytes,"
+		" CAST(round(total(live_allocs)) AS INTEGER) AS live_allocs,"
+		" CAST(total(exit_bytes) AS INTEGER) AS exit_bytes,"
+		" CAST(round(total(exit_allocs)) AS INTEGER) AS exit_allocs "
+		"FROM temp.akey WHERE live_n + exit_n > 0 GROUP BY pid, site",
 		NULL, NULL, &msg) != SQLITE_OK) {
 		snprintf(rep->err, sizeof(rep->err), "%s", msg ? msg : "SQL error");
 		sqlite3_free(msg);
@@ -280,6 +321,7 @@ static int run_leaks(struct nsk_report *rep, const struct nsk_view *v)
 
 static int run_alloc_site(struct nsk_report *rep, const struct nsk_view *v)
 {
+	int64_t late;
 	sqlite3_stmt *st;
 	int err;
 
@@ -288,6 +330,11 @@ static int run_alloc_site(struct nsk_report *rep, const struct nsk_view *v)
 	err = nsk_alloc__site_sums(rep) ?: nsk_alloc_notes__add(rep);
 	if (err)
 		return err;
+	late = nsk_report__info(rep, "alloc.peak_late");
+	if (late)
+		nsk_report__note(rep, "peak: %" PRId64 " allocation records came "
+				 "more than 3 s or 2M records after later ones; "
+				 "the peaks may be off by them", late);
 	st = nsk_report__prepare(rep,
 		"SELECT s.bytes, s.allocs, s.frees, s.freed_bytes, s.live_allocs,"
 		" s.live_bytes, s.exit_bytes, s.exit_allocs, s.peak_bytes, s.failed,"
@@ -305,7 +352,7 @@ static int run_alloc_site(struct nsk_report *rep, const struct nsk_view *v)
 /* Live bytes at the end of each of NBUCKETS equal intervals of the
  * recording, what was allocated and freed in it, and the site holding the
  * most live bytes at its end. */
-#define NBUCKETS 20
+#define NBUCKETS NSK_ALLOC_BUCKETS
 
 static int run_memory_time(struct nsk_report *rep, const struct nsk_view *v)
 {
@@ -351,7 +398,9 @@ static int run_memory_time(struct nsk_report *rep, const struct nsk_view *v)
 		"  CASE WHEN fexit THEN 0 ELSE " COUNT_OF("ablk") " END,"
 		"  CASE WHEN fexit THEN weight ELSE 0 END"
 		"  FROM temp.ablk WHERE ftime IS NOT NULL)"
-		" GROUP BY bucket, site;"
+		" GROUP BY bucket, site"
+		" UNION ALL SELECT bucket, site, inb, outb, inn, outn, exb"
+		" FROM main.alloc_bucket;"
 		"DROP TABLE IF EXISTS temp.alive;"
 		/* Live bytes per site at the end of each interval. */
 		"CREATE TEMP TABLE alive AS WITH RECURSIVE b(i) AS (SELECT 0 UNION ALL"
@@ -405,7 +454,7 @@ const struct nsk_view nsk_view_alloc_site = {
 	.run = run_alloc_site,
 	.weights = ALLOC_WEIGHTS,
 	.unit = "bytes",
-	.reads = NSK_VIEW_READS_ALLOC,
+	.reads = NSK_VIEW_READS_ALLOC | NSK_VIEW_READS_ALLOC_TIME,
 	.measure = &alloc_measure,
 };
 
@@ -427,6 +476,6 @@ const struct nsk_view nsk_view_alloc_memory_time = {
 	.run = run_memory_time,
 	.weights = LIVE_WEIGHTS,
 	.unit = "bytes",
-	.reads = NSK_VIEW_READS_ALLOC,
+	.reads = NSK_VIEW_READS_ALLOC | NSK_VIEW_READS_ALLOC_TIME,
 	.measure = &live_measure,
 };

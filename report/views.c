@@ -5,6 +5,7 @@
 
 #include "nusku/format.h"
 
+#include "report/load.h"
 #include "report/views.h"
 
 const struct nsk_view *const nsk_views[] = {
@@ -59,6 +60,18 @@ const struct nsk_measure *nsk_measure__find(const char *name)
 			return m;
 	v = nsk_view__find(name);
 	return v ? v->measure : NULL;
+}
+
+unsigned nsk_view__sums(const struct nsk_report_opts *o,
+			const struct nsk_view *v, int stacks_only)
+{
+	if (!(v->reads & NSK_VIEW_READS_ALLOC) || o->sql || o->db || o->pids ||
+	    o->tids || o->comms || o->since >= 0 || o->until >= 0)
+		return 0;
+	if (stacks_only || o->tree || o->folded ||
+	    !(v->reads & NSK_VIEW_READS_ALLOC_TIME))
+		return NSK_LOAD_SUMS;
+	return NSK_LOAD_SUMS | NSK_LOAD_SUMS_TIME;
 }
 
 uint64_t nsk_view__skips(const struct nsk_view *v)

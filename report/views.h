@@ -16,6 +16,9 @@ extern const struct nsk_view nsk_view_alloc_memory_time;
  * (one row per site: allocs, bytes, frees, ...) of the selected
  * allocations, for nusku diff.  0 or a negative errno (rep->err). */
 int nsk_alloc__site_sums(struct nsk_report *rep);
+/* Builds temp.asite alone, over every allocation row and sum loaded.  0
+ * or a negative errno with a message in err. */
+int nsk_alloc__sites(sqlite3 *db, char *err, size_t len);
 /* The memory views' summary notes (alloc_notes.c): live at exit, reserved
  * address space, an invisible Go heap.  0 or -EIO. */
 int nsk_alloc_notes__add(struct nsk_report *rep);

@@ -52,6 +52,24 @@ run 0 "live --snapshot (wide)" live --snapshot "$TMPD/wide.nsk"
 run 0 "info (wide)" info "$TMPD/wide.nsk"
 echo "ok: 600 stacks of 100 KB names: exit 0, names and paths cut, one warning each"
 
+# export and diff read the same files within the same limit.
+for f in deep wide; do
+	for fmt in pprof svg folded; do
+		run 0 "export --format $fmt ($f)" export --format $fmt -o "$TMPD/$f.$fmt" "$TMPD/$f.nsk"
+	done
+	run 0 "diff ($f)" diff "$TMPD/$f.nsk" "$TMPD/$f.nsk"
+done
+echo "ok: export (pprof, svg, folded) and diff of the deep and wide files under the limit"
+
+# The memory views of 400,000 allocations, 100,000 of them never freed:
+# summed while loading (and read twice), and as rows (--since 0).
+"$MKNSK" alloc "$TMPD/alloc.nsk" 300000 100000 || fail "mknsk alloc"
+for v in alloc-site leaks memory-time; do
+	run 0 "report --by $v (alloc)" report --by $v "$TMPD/alloc.nsk"
+	run 0 "report --by $v --since 0 (alloc)" report --by $v --since 0 "$TMPD/alloc.nsk"
+done
+echo "ok: the memory views of 400,000 allocations under the limit"
+
 # Past the whole-file text limit: exit 1 and one line, for report and live.
 run 1 "report (big)" report "$TMPD/big.nsk"
 [ "$(wc -l <"$TMPD/err")" = 1 ] && grep -q "^nusku report: .*big.nsk: more than 64 MiB of names and text: past nusku's limit$" "$TMPD/err" ||

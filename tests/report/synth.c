@@ -460,3 +460,120 @@ int synth__own(struct nsk_writer *w)
 	r.end.records = 20;
 	return err ?: nsk_writer__append(w, &r);
 }
+
+/* ---- allocations (the memory views' loader, its sums and second read) ---- */
+
+static int put_alloc(struct nsk_writer *w, uint64_t time, uint32_t pid,
+		     uint64_t addr, uint64_t size, uint64_t stack, uint32_t fn)
+{
+	struct nsk_record r = { .type = NSK_REC_ALLOC };
+
+	r.alloc.time = time;
+	r.alloc.pid = r.alloc.tid = pid;
+	r.alloc.addr = addr;
+	r.alloc.size = r.alloc.weight = size;
+	r.alloc.stack_id = stack;
+	r.alloc.fn = fn;
+	return nsk_writer__append(w, &r);
+}
+
+static int put_free(struct nsk_writer *w, uint64_t time, uint32_t pid,
+		    uint64_t addr, uint64_t size, uint32_t fn)
+{
+	struct nsk_record r = { .type = NSK_REC_FREE };
+
+	r.free.time = time;
+	r.free.pid = r.free.tid = pid;
+	r.free.addr = addr;
+	r.free.size = size;
+	r.free.fn = fn;
+	return nsk_writer__append(w, &r);
+}
+
+int synth__alloc(struct nsk_writer *w, uint64_t n, uint64_t live)
+{
+	static const char *const strs[] = {
+		NULL, "malloc", "site_a", "site_b", "main", "libc.so.6", "app",
+		"child", "/lib/x86_64-linux-gnu/libc.so.6",
+	};
+	/* site_a and site_b through malloc in libc, main directly */
+	static const uint64_t s1[] = { 1, 2, 4 }, s2[] = { 1, 3, 4 },
+			      s3[] = { 4 };
+	struct nsk_record r;
+	uint64_t t = SYNTH_T0, i;
+	int err = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_META;
+	r.meta.key = B("alloc.allocator");
+	r.meta.value = B("/lib/x86_64-linux-gnu/libc.so.6");
+	err = err ?: nsk_writer__append(w, &r);
+	for (uint64_t id = 1; id < sizeof(strs) / sizeof(strs[0]); id++)
+		err = err ?: put_string(w, id, strs[id]);
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_PROCESS;
+	r.process.time = t;
+	r.process.pid = 100;
+	r.process.ppid = 1;
+	r.process.how = NSK_PROC_LAUNCHED;
+	r.process.comm = B("app");
+	err = err ?: nsk_writer__append(w, &r);
+	r.process.pid = 200;
+	r.process.ppid = 100;
+	r.process.how = NSK_PROC_FORKED;
+	r.process.comm = B("child");
+	err = err ?: nsk_writer__append(w, &r);
+	err = err ?: put_frame(w, 1, 1, 5, 0x1000, 0, 0);
+	err = err ?: put_frame(w, 2, 2, 6, 0x2000, 0, 0);
+	err = err ?: put_frame(w, 3, 3, 6, 0x3000, 0, 0);
+	err = err ?: put_frame(w, 4, 4, 6, 0x4000, 0, 0);
+	err = err ?: put_stack(w, 1, s1, 3);
+	err = err ?: put_stack(w, 2, s2, 3);
+	err = err ?: put_stack(w, 3, s3, 1);
+	/* a churn over 64 addresses: each one freed before it is reused,
+	 * every 7th handed out again unfreed (an implied free), every 13th
+	 * failed; the free of a block never seen allocated */
+	err = err ?: put_free(w, t, 100, 0xdead0, 0, NSK_ALLOC_FREE);
+	for (i = 0; i < n && !err; i++) {
+		uint64_t a = 0x100000 + (i % 64) * 0x1000;
+
+		t += 1000;
+		if (i >= 64 && i % 7)
+			err = put_free(w, t, 100, a, 0, NSK_ALLOC_FREE);
+		err = err ?: put_alloc(w, t + 10, 100, i % 13 ? a : 0,
+				       16 + i % 100, 1 + i % 2, NSK_ALLOC_MALLOC);
+	}
+	/* never freed, in the child, which exits holding them */
+	for (i = 0; i < live && !err; i++)
+		err = put_alloc(w, t + i, 200, 0x10000000 + 32 * i, 32, 3,
+				NSK_ALLOC_MALLOC);
+	t += live + 1000;
+	/* a region ended by munmap, a reservation and a commit in it, a
+	 * record out of time order (another CPU's ring, 1 s late) */
+	err = err ?: put_alloc(w, t, 100, 0x7f0000000000, 1 << 20, 2, NSK_ALLOC_MMAP);
+	err = err ?: put_alloc(w, t + 1, 100, 0x7f1000000000, 1 << 30, 2, NSK_ALLOC_RESERVE);
+	err = err ?: put_alloc(w, t + 2, 100, 0x7f1000000000, 1 << 16, 2, NSK_ALLOC_MPROTECT);
+	err = err ?: put_free(w, t + 3, 100, 0x7f0000000000, 1 << 20, NSK_ALLOC_MUNMAP);
+	err = err ?: put_alloc(w, t - 1000000000 > SYNTH_T0 ? t - 1000000000 : SYNTH_T0,
+			       100, 0x5000, 48, 1, NSK_ALLOC_CALLOC);
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_EXIT;
+	r.exit.time = t + 5;
+	r.exit.pid = r.exit.tid = 200;
+	err = err ?: nsk_writer__append(w, &r);
+	/* the stream goes on past the exit margin, then an exec of pid 100 */
+	err = err ?: put_alloc(w, t + 3000000000ull, 100, 0x6000, 64, 1, NSK_ALLOC_MALLOC);
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_PROCESS;
+	r.process.time = t + 3000000001ull;
+	r.process.pid = 100;
+	r.process.ppid = 1;
+	r.process.how = NSK_PROC_EXECED;
+	r.process.comm = B("app");
+	err = err ?: nsk_writer__append(w, &r);
+	err = err ?: put_alloc(w, t + 3000000002ull, 100, 0x6000, 80, 2, NSK_ALLOC_MALLOC);
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_END;
+	r.end.time = t + 3000000010ull;
+	return err ?: nsk_writer__append(w, &r);
+}

@@ -31,6 +31,10 @@ int synth__hostile(struct nsk_writer *w);
  * zstd folds the repeats. */
 int synth__deep(struct nsk_writer *w, unsigned nstacks, uint32_t depth,
 		uint32_t name_bytes);
+/* Writes n allocations of a churn (frees, implied frees, failed calls)
+ * and live allocations a child process exits holding, a region, a
+ * reservation and its commit, a record out of time order, an exec. */
+int synth__alloc(struct nsk_writer *w, uint64_t n, uint64_t live);
 /* Writes n samples at freq_hz on 4 threads over nstacks distinct stacks. */
 int synth__bench(struct nsk_writer *w, uint64_t n, unsigned freq_hz,
 		 unsigned nstacks);
