@@ -1,10 +1,12 @@
 /* /proc/kallsyms as a sorted array of text symbols, looked up by binary
  * search.  Names and module names point into one arena per table. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "record/stacks/kallsyms.h"
 
@@ -61,76 +63,164 @@ void nsk_kallsyms__free(struct nsk_kallsyms *k)
 	free(k);
 }
 
+/* One line of /proc/kallsyms: "ADDR TYPE NAME" and, for a module's
+ * symbol, "\t[MODULE]".  Parsed by hand: sscanf on each of its ~120,000
+ * lines was most of the recorder's own start-up CPU.  Returns the fields
+ * found (3 or 4, as the sscanf it replaced did), 0 for a line that is not
+ * one; name and mod are NUL-terminated copies, cut at their buffers. */
+static int parse_line(const char *p, const char *end, uint64_t *addr,
+		      char *type, char *name, size_t nlen, char *mod,
+		      size_t mlen)
+{
+	uint64_t a = 0;
+	size_t i;
+	int digits = 0;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	for (; p < end; p++, digits++) {
+		int c = *p, v;
+
+		if (c >= '0' && c <= '9')
+			v = c - '0';
+		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+			v = (c | 0x20) - 'a' + 10;
+		else
+			break;
+		a = a << 4 | (uint64_t)v;
+	}
+	if (!digits || p == end || *p != ' ')
+		return 0;
+	while (p < end && *p == ' ')
+		p++;
+	if (p == end || *p == ' ' || *p == '\t')
+		return 0;
+	*type = *p++;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	for (i = 0; p < end && *p != ' ' && *p != '\t'; p++)
+		if (i + 1 < nlen)
+			name[i++] = *p;
+	if (!i)
+		return 0;
+	name[i] = 0;
+	*addr = a;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p == end || *p != '[')
+		return 3;
+	for (i = 0, p++; p < end && *p != ']'; p++)
+		if (i + 1 < mlen)
+			mod[i++] = *p;
+	if (!i || p == end)
+		return 3;
+	mod[i] = 0;
+	return 4;
+}
+
 int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out)
 {
 	struct nsk_kallsyms *k = calloc(1, sizeof(*k));
-	char line[512], name[256], mod[128], last[128] = "";
-	size_t vmlinux, last_mod;
-	unsigned long long addr;
-	FILE *f = NULL;
+	char name[256], mod[128], last[128] = "";
+	size_t vmlinux, last_mod, have = 0;
+	uint64_t addr;
+	/* big reads: the kernel fills them whole, a page-sized one costs a
+	 * syscall per ~90 lines */
+	const size_t bufsize = 256 << 10;
+	char *buf = NULL;
 	size_t lines = 0, zeros = 0;
 	char type;
-	int err = 0;
+	int fd = -1, err = 0, eof = 0;
 
 	if (!k)
 		return -ENOMEM;
 	vmlinux = last_mod = save(k, "vmlinux");
-	if (vmlinux == (size_t)-1) {
+	buf = malloc(bufsize);
+	if (vmlinux == (size_t)-1 || !buf) {
 		err = -ENOMEM;
 		goto done;
 	}
-	f = fopen(path ? path : "/proc/kallsyms", "re");
-	if (!f) {
+	fd = open(path ? path : "/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		k->err = -errno; /* no kernel symbols: frames stay unresolved */
 		goto done;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		int n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type,
-			       name, mod);
+	while (!eof || have) {
+		char *line = buf, *nl;
+		ssize_t r = 0;
 
-		if (n < 3)
-			continue;
-		lines++;
-		if (!addr) {
-			zeros++;
-			continue;
+		if (!eof) {
+			r = read(fd, buf + have, bufsize - have);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				eof = 1;
+			else
+				have += (size_t)r;
 		}
-		/* the bounds of read-only data (record/sctable.c searches it) */
-		if (n == 3 && !strcmp(name, "__start_rodata"))
-			k->rodata = addr;
-		else if (n == 3 && (!strcmp(name, "__init_begin") || !strcmp(name, "_sinittext")))
-			k->rodata_end = k->rodata_end && k->rodata_end < addr ? k->rodata_end : addr;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		if (k->n == k->cap) {
-			size_t cap = k->cap ? k->cap * 2 : 65536;
-			struct ksym *v = realloc(k->syms, cap * sizeof(*v));
+		for (;;) {
+			int n;
 
-			if (!v) {
+			nl = memchr(line, '\n', have - (size_t)(line - buf));
+			if (!nl) {
+				/* a last line without its newline, or one
+				 * longer than the buffer: taken as it is */
+				if (!eof && (line > buf || have < bufsize))
+					break;
+				nl = buf + have;
+			}
+			n = parse_line(line, nl, &addr, &type, name, sizeof(name),
+				       mod, sizeof(mod));
+			line = nl < buf + have ? nl + 1 : nl;
+			if (n < 3)
+				goto next;
+			lines++;
+			if (!addr) {
+				zeros++;
+				goto next;
+			}
+			/* the bounds of read-only data (record/sctable.c searches it) */
+			if (n == 3 && !strcmp(name, "__start_rodata"))
+				k->rodata = addr;
+			else if (n == 3 && (!strcmp(name, "__init_begin") || !strcmp(name, "_sinittext")))
+				k->rodata_end = k->rodata_end && k->rodata_end < addr ? k->rodata_end : addr;
+			if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+				goto next;
+			if (k->n == k->cap) {
+				size_t cap = k->cap ? k->cap * 2 : 65536;
+				struct ksym *v = realloc(k->syms, cap * sizeof(*v));
+
+				if (!v) {
+					err = -ENOMEM;
+					goto done;
+				}
+				k->syms = v;
+				k->cap = cap;
+			}
+			k->syms[k->n].addr = addr;
+			k->syms[k->n].name = save(k, name);
+			if (n == 4) {
+				/* Module symbols come grouped: share the string. */
+				if (strcmp(last, mod)) {
+					snprintf(last, sizeof(last), "%s", mod);
+					last_mod = save(k, mod);
+				}
+			} else {
+				last[0] = 0;
+				last_mod = vmlinux;
+			}
+			k->syms[k->n].module = last_mod;
+			if (k->syms[k->n].name == (size_t)-1 || last_mod == (size_t)-1) {
 				err = -ENOMEM;
 				goto done;
 			}
-			k->syms = v;
-			k->cap = cap;
+			k->n++;
+next:
+			if (line == buf + have)
+				break;
 		}
-		k->syms[k->n].addr = addr;
-		k->syms[k->n].name = save(k, name);
-		if (n == 4) {
-			/* Module symbols come grouped: share the string. */
-			if (strcmp(last, mod)) {
-				snprintf(last, sizeof(last), "%s", mod);
-				last_mod = save(k, mod);
-			}
-		} else {
-			last[0] = 0;
-			last_mod = vmlinux;
-		}
-		k->syms[k->n].module = last_mod;
-		if (k->syms[k->n].name == (size_t)-1 || last_mod == (size_t)-1) {
-			err = -ENOMEM;
-			goto done;
-		}
-		k->n++;
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
 	}
 	if (k->n)
 		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
@@ -138,8 +228,9 @@ int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out)
 		/* every address 0: the kernel hides them from this reader */
 		k->err = lines && zeros == lines ? -EPERM : -ENOENT;
 done:
-	if (f)
-		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
 	if (err) {
 		nsk_kallsyms__free(k);
 		return err;
