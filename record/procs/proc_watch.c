@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -44,6 +45,7 @@ struct nsk_proc_watch {
 	struct ring_buffer *rb;
 	struct nsk_mmap_events *mev; /* NULL: snapshots instead */
 	int ep;			     /* the ring buffer's and the stream's */
+	int wake;		     /* eventfd: stop now, not at the next timeout */
 	struct nsk_proc_item *head, *tail;
 	struct due due[MAX_DUE];
 	int ndue;
@@ -298,8 +300,9 @@ int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
 	pthread_mutex_init(&w->lock, NULL);
 	w->mev = mev;
 	w->ep = epoll_create1(EPOLL_CLOEXEC);
+	w->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	w->rb = ring_buffer__new(ringbuf_map_fd, on_event, w, NULL);
-	if (!w->rb || w->ep < 0) {
+	if (!w->rb || w->ep < 0 || w->wake < 0) {
 		err = -errno;
 		nsk_proc_watch__free(w);
 		return err;
@@ -307,6 +310,10 @@ int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
 	/* data.fd names the fd (-1: the ring buffer, never taken out) */
 	ev.data.fd = -1;
 	epoll_ctl(w->ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(w->rb), &ev);
+	/* -2: the wake-up, written once, when the thread is to stop (the
+	 * epoll set is also the main loop's: it must stay quiet until then) */
+	ev.data.fd = -2;
+	epoll_ctl(w->ep, EPOLL_CTL_ADD, w->wake, &ev);
 	nfds = mev ? nsk_mmap_events__fds(mev, &fds) : 0;
 	for (size_t i = 0; i < nfds; i++) {
 		ev.data.fd = fds[i];
@@ -360,7 +367,14 @@ void nsk_proc_watch__free(struct nsk_proc_watch *w)
 	if (!w)
 		return;
 	if (w->running) {
+		const uint64_t one = 1;
+
 		__atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
+		/* without it the join waits out the thread's epoll timeout,
+		 * up to 50 ms of every recording's end */
+		if (write(w->wake, &one, sizeof(one)) < 0) {
+			/* cannot be full: written once */
+		}
 		pthread_join(w->thread, NULL);
 	}
 	while (w->head) {
@@ -373,6 +387,8 @@ void nsk_proc_watch__free(struct nsk_proc_watch *w)
 	nsk_mmap_events__free(w->mev);
 	if (w->ep >= 0)
 		close(w->ep);
+	if (w->wake >= 0)
+		close(w->wake);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
 }
