@@ -42,13 +42,24 @@
 #include "record/stacks/unwind.h"
 
 #define TICK_NS 100000000ull
+/* After a stop signal, the records already taken in get this long to be
+ * written; what is left then is counted as lost (record.stop), so a
+ * recorder behind a storm still stops within about a second. */
+#define STOP_DRAIN_NS 500000000ull
 /* Records drained from the ring buffers and not yet written, at most. */
 #define NSK_SPILL_CAP (256u << 20)
 
 static volatile sig_atomic_t stop_signal;
+static volatile uint64_t stop_signal_ns; /* when it came (x86-64: one store) */
 
 static void on_stop_signal(int sig)
 {
+	struct timespec ts;
+
+	/* clock_gettime is async-signal-safe */
+	if (!stop_signal && !clock_gettime(CLOCK_MONOTONIC, &ts))
+		stop_signal_ns = (uint64_t)ts.tv_sec * 1000000000ull +
+				 (uint64_t)ts.tv_nsec;
 	stop_signal = sig;
 }
 
@@ -440,6 +451,10 @@ static int start_signals(struct nsk_session *s)
 		void *state = NULL;
 		const char *why;
 
+		/* Stopped while starting (a start can take seconds on a busy
+		 * machine): the program will not run, the rest need not load. */
+		if (stop_signal)
+			break;
 		err = sig->start(s, &state);
 		if (!err) {
 			s->sigs[n].sig = sig;
@@ -460,7 +475,7 @@ static int start_signals(struct nsk_session *s)
 		meta(s, key, why);
 	}
 	s->nsigs = n;
-	if (!n)
+	if (!n && !stop_signal)
 		return nsk_session__fail(s, -ENODEV, "no signal could be started");
 	for (int i = 0; i < s->nsigs; i++) {
 		size_t len = strlen(events);
@@ -484,17 +499,21 @@ static void poll_signals(struct nsk_session *s, int final)
 	}
 }
 
-static void drain(struct nsk_session *s)
+/* Hands what the ring buffers gave to the signals, until deadline (0:
+ * all of it); returns 1 when records wait still. */
+static int drain(struct nsk_session *s, uint64_t deadline)
 {
 	uint64_t dropped;
+	int more;
 
 	nsk_proc__sync(s);
 	if (!s->spill)
-		return;
-	nsk_spill__dispatch(s->spill);
+		return 0;
+	more = nsk_spill__dispatch(s->spill, deadline);
 	dropped = nsk_spill__take_dropped(s->spill);
 	if (dropped)
 		nsk_session__lost(s, "record.memory", dropped);
+	return more;
 }
 
 static int event_loop(struct nsk_session *s)
@@ -536,7 +555,8 @@ static int event_loop(struct nsk_session *s)
 			err = nsk_session__fail(s, -errno, "epoll: %s", strerror(errno));
 			break;
 		}
-		drain(s);
+		/* a slice at a time: a backlog must not hide a stop signal */
+		drain(s, nsk_session__now() + TICK_NS);
 		for (int i = 0; i < n; i++)
 			if (evs[i].data.u32 == 2)
 				s->root_done = 1;
@@ -596,17 +616,24 @@ static void write_cost(struct nsk_session *s)
 }
 
 /* Samples still in flight when the target ended are in the ring buffers:
- * drain, let each signal read its last aggregates, drain again. */
+ * drain, let each signal read its last aggregates, drain again.  After a
+ * stop signal the drain has until STOP_DRAIN_NS past the signal, then the
+ * rest is counted as lost: behind a storm it could take many seconds. */
 static int finish(struct nsk_session *s)
 {
 	struct nsk_record rec = { .type = NSK_REC_END };
-	uint64_t now;
+	uint64_t now, deadline = 0;
 	int err;
 
+	if (stop_signal)
+		deadline = (stop_signal_ns ? stop_signal_ns : nsk_session__now()) +
+			   STOP_DRAIN_NS;
 	nsk_spill__stop(s->spill); /* the rest is drained from here */
-	drain(s);
+	if (drain(s, deadline))
+		nsk_session__lost(s, "record.stop", nsk_spill__discard(s->spill));
 	poll_signals(s, 1);
-	drain(s);
+	if (drain(s, deadline))
+		nsk_session__lost(s, "record.stop", nsk_spill__discard(s->spill));
 	write_cost(s);
 	nsk_stacks__write_counts(s->stk);
 	now = nsk_session__now();
@@ -720,6 +747,8 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	err = start_signals(s);
 	if (err)
 		goto cleanup;
+	if (stop_signal)
+		goto stopped;
 	/* every program is loaded now: learn which are ours */
 	err = nsk_own__scan(s->own);
 	if (err)
@@ -736,15 +765,24 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	started = 1;
 	nsk_status__progress(s, nsk_session__now(), 1, 0);
 	err = event_loop(s);
+stopped:
+	/* The recording ends here, however it ends: the probes stop writing
+	 * (a storm would otherwise keep the last drain busy for as long as it
+	 * lasts), then the program is stopped if it still runs. */
+	nsk_target__forget_all(s);
 	nsk_target__finish(s, !s->root_done);
 	if (!err)
-		err = finish(s);
+	err = finish(s);
 	if (!err) {
 		/* The program's status, also when Nusku ended it (SIGTERM at
 		 * the end of the recording, SIGKILL 5 s later): 128 + the
 		 * signal, as a shell would say. */
 		*exit_status = 0;
-		if (s->launched && s->reaped) {
+		if (!started && s->launched)
+			/* stopped before the program could run (it exits
+			 * 127 on its own): the stop signal's status */
+			*exit_status = 128 + stop_signal;
+		else if (s->launched && s->reaped) {
 			if (WIFEXITED(s->root_status))
 				*exit_status = WEXITSTATUS(s->root_status);
 			else if (WIFSIGNALED(s->root_status))

@@ -111,6 +111,10 @@ int nsk_target__prepare(struct nsk_session *s);
 int nsk_target__release(struct nsk_session *s);
 /* After the recording: stop a launched child still running, reap it. */
 void nsk_target__finish(struct nsk_session *s, int terminate);
+/* The recording ends: every process leaves the target map, so no probe
+ * writes another record of it (a fork racing with this is caught by a
+ * second sweep). */
+void nsk_target__forget_all(struct nsk_session *s);
 
 /* proc.c: the process table and proc.bpf.c. */
 int nsk_proc__start(struct nsk_session *s);

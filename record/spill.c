@@ -2,15 +2,22 @@
  *
  * The thread copies each record into the current block as (ring, length,
  * bytes) and hands blocks over whole at the end of each pass.  The
- * session's thread takes the list of blocks under the lock, for a moment,
+ * session's thread takes blocks off the list under the lock, for a moment,
  * and runs the callbacks without it; once the thread has stopped, it
  * drains the ring buffers itself.
+ *
+ * Every ring buffer has a libbpf ring_buffer of its own, consumed a
+ * bounded number of bytes at a time: libbpf's consume goes on for as long
+ * as the producers keep writing, and under a storm that is for ever.  It
+ * once held the lock for the whole of a 9 s storm, so the session's thread
+ * could not take a block, nor see a SIGINT, until the program ended.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -20,10 +27,16 @@
 #define NSK_SPILL_RINGS 16
 #define NSK_SPILL_BLOCK (1u << 20)
 #define NSK_SPILL_POLL_MS 5 /* the longest a record waits in the kernel */
+/* Bytes taken from one ring buffer before the lock is let go and the next
+ * ring buffer has its turn: a few milliseconds of copying. */
+#define NSK_SPILL_PASS (4u << 20)
+/* Records handed to callbacks between two looks at the clock. */
+#define NSK_SPILL_CHECK 64
 
 struct block {
 	struct block *next;
 	size_t used, size;
+	size_t off; /* dispatched up to here */
 	uint8_t data[];
 };
 
@@ -37,22 +50,34 @@ struct ring {
 	uint32_t index;
 	ring_buffer_sample_fn fn;
 	void *ctx;
+	struct ring_buffer *rb;
+	size_t budget; /* bytes this pass may still take */
 };
 
 struct nsk_spill {
-	struct ring_buffer *rb;
 	struct ring rings[NSK_SPILL_RINGS];
 	uint32_t nrings;
-	pthread_mutex_t lock; /* the ring buffers and everything below */
+	int ep;			   /* every ring buffer's epoll fd */
+	pthread_mutex_t lock;	   /* the ring buffers and everything below */
 	struct block *head, *tail; /* filled, for the session's thread */
 	struct block *cur;	   /* being filled */
 	size_t queued;		   /* bytes in blocks not yet dispatched */
 	size_t cap;
+	int counting;		   /* discard: count records, keep none */
+	uint64_t counted;
 	int efd;
 	pthread_t thread;
 	int running, stop;
 	uint64_t dropped; /* records that could not be stashed (no memory) */
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 int nsk_spill__new(size_t cap, struct nsk_spill **out)
 {
@@ -63,9 +88,16 @@ int nsk_spill__new(size_t cap, struct nsk_spill **out)
 		return -ENOMEM;
 	sp->cap = cap;
 	sp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (sp->efd < 0) {
+	sp->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (sp->efd < 0 || sp->ep < 0) {
+		int err = -errno;
+
+		if (sp->efd >= 0)
+			close(sp->efd);
+		if (sp->ep >= 0)
+			close(sp->ep);
 		free(sp);
-		return -errno;
+		return err;
 	}
 	pthread_mutex_init(&sp->lock, NULL);
 	*out = sp;
@@ -85,7 +117,10 @@ static void publish(struct nsk_spill *sp)
 	sp->cur = NULL;
 }
 
-/* ring_buffer callback: copies the record; under the lock. */
+/* ring_buffer callback: copies the record; under the lock.  A negative
+ * return stops libbpf's consume after this record (it has already moved
+ * the consumer position past it): the pass's budget is spent, or the cap
+ * is reached and the kernel side keeps (and drops) the rest. */
 static int stash(void *ctx, void *data, size_t len)
 {
 	struct ring *r = ctx;
@@ -93,6 +128,11 @@ static int stash(void *ctx, void *data, size_t len)
 	size_t need = (sizeof(struct entry) + len + 7) & ~(size_t)7;
 	struct entry e = { r->index, (uint32_t)len };
 
+	if (sp->counting) {
+		sp->counted++;
+		r->budget = r->budget > len ? r->budget - len : 0;
+		return r->budget ? 0 : -EAGAIN;
+	}
 	if (sp->cur && sp->cur->size - sp->cur->used < need)
 		publish(sp);
 	if (!sp->cur) {
@@ -105,52 +145,80 @@ static int stash(void *ctx, void *data, size_t len)
 		}
 		sp->cur->next = NULL;
 		sp->cur->used = 0;
+		sp->cur->off = 0;
 		sp->cur->size = size;
 	}
 	memcpy(sp->cur->data + sp->cur->used, &e, sizeof(e));
 	memcpy(sp->cur->data + sp->cur->used + sizeof(e), data, len);
 	sp->cur->used += need;
 	sp->queued += need;
-	return 0;
+	r->budget = r->budget > need ? r->budget - need : 0;
+	return !r->budget || sp->queued >= sp->cap ? -EAGAIN : 0;
 }
 
 int nsk_spill__add(struct nsk_spill *sp, int map_fd, ring_buffer_sample_fn fn,
 		   void *ctx)
 {
+	struct epoll_event ev = { .events = EPOLLIN };
 	struct ring *r;
 
 	if (sp->running || sp->nrings == NSK_SPILL_RINGS)
 		return -EINVAL;
 	r = &sp->rings[sp->nrings];
-	*r = (struct ring){ sp, sp->nrings, fn, ctx };
-	if (!sp->rb) {
-		sp->rb = ring_buffer__new(map_fd, stash, r, NULL);
-		if (!sp->rb)
-			return -errno;
-	} else if (ring_buffer__add(sp->rb, map_fd, stash, r)) {
+	*r = (struct ring){ sp, sp->nrings, fn, ctx, NULL, 0 };
+	r->rb = ring_buffer__new(map_fd, stash, r, NULL);
+	if (!r->rb)
 		return -errno;
+	ev.data.u32 = sp->nrings;
+	if (epoll_ctl(sp->ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(r->rb), &ev)) {
+		int err = -errno;
+
+		ring_buffer__free(r->rb);
+		r->rb = NULL;
+		return err;
 	}
 	sp->nrings++;
 	return 0;
 }
 
+/* Takes at most NSK_SPILL_PASS bytes from each ring buffer, under the lock
+ * one ring buffer at a time.  Returns whether some ring buffer had more
+ * (its budget ran out), or -1 when the cap is reached. */
+static int pass(struct nsk_spill *sp)
+{
+	int more = 0;
+
+	for (uint32_t i = 0; i < sp->nrings; i++) {
+		struct ring *r = &sp->rings[i];
+
+		pthread_mutex_lock(&sp->lock);
+		if (sp->queued >= sp->cap) {
+			publish(sp);
+			pthread_mutex_unlock(&sp->lock);
+			return -1;
+		}
+		r->budget = NSK_SPILL_PASS;
+		ring_buffer__consume(r->rb);
+		if (!r->budget)
+			more = 1;
+		publish(sp);
+		pthread_mutex_unlock(&sp->lock);
+	}
+	return more;
+}
+
 static void *run(void *arg)
 {
 	struct nsk_spill *sp = arg;
-	int ep = ring_buffer__epoll_fd(sp->rb);
 	const uint64_t one = 1;
 
 	while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
-		struct epoll_event ev;
+		struct epoll_event evs[NSK_SPILL_RINGS];
 		int more, full;
 
-		epoll_wait(ep, &ev, 1, NSK_SPILL_POLL_MS);
+		epoll_wait(sp->ep, evs, NSK_SPILL_RINGS, NSK_SPILL_POLL_MS);
+		full = pass(sp) < 0;
 		pthread_mutex_lock(&sp->lock);
-		/* past the cap, the kernel side keeps (and drops) the rest */
-		full = sp->queued >= sp->cap;
-		if (!full)
-			ring_buffer__consume(sp->rb);
-		publish(sp);
 		more = sp->head != NULL;
 		pthread_mutex_unlock(&sp->lock);
 		if (more && write(sp->efd, &one, sizeof(one)) < 0) {
@@ -166,7 +234,7 @@ int nsk_spill__start(struct nsk_spill *sp)
 {
 	int err;
 
-	if (!sp->rb || sp->running)
+	if (!sp->nrings || sp->running)
 		return 0;
 	err = -pthread_create(&sp->thread, NULL, run, sp);
 	if (!err)
@@ -179,43 +247,99 @@ int nsk_spill__event_fd(const struct nsk_spill *sp)
 	return sp->efd;
 }
 
-void nsk_spill__dispatch(struct nsk_spill *sp)
+int nsk_spill__dispatch(struct nsk_spill *sp, uint64_t deadline)
 {
-	struct block *list;
 	uint64_t count;
+	int n = 0;
 
-	if (!sp || !sp->rb)
-		return;
+	if (!sp || !sp->nrings)
+		return 0;
 	if (read(sp->efd, &count, sizeof(count)) < 0) {
 		/* nothing signalled: still drain below */
 	}
-	pthread_mutex_lock(&sp->lock);
 	/* While the thread runs, draining is its job alone: this thread
-	 * holding the lock through a drain, and preempted, would stall it. */
-	if (!sp->running)
-		ring_buffer__consume(sp->rb);
-	publish(sp);
-	list = sp->head;
-	sp->head = sp->tail = NULL;
-	pthread_mutex_unlock(&sp->lock);
-	while (list) {
-		struct block *next = list->next;
+	 * holding the lock through a drain, and preempted, would stall it.
+	 * Once it has stopped, the ring buffers are drained from here, pass
+	 * by pass, between the blocks. */
+	for (;;) {
+		struct block *b;
+		size_t done;
+		int more = 0;
 
-		for (size_t off = 0; off < list->used;) {
+		if (!sp->running)
+			more = pass(sp) != 0;
+		pthread_mutex_lock(&sp->lock);
+		b = sp->head;
+		pthread_mutex_unlock(&sp->lock);
+		if (!b && !more)
+			return 0;
+		if (deadline && now_ns() >= deadline)
+			return 1;
+		if (!b)
+			continue;
+		/* Only this thread takes blocks off the list, and the other
+		 * only appends: b stays the head while it is read. */
+		done = b->off;
+		while (b->off < b->used) {
 			struct entry e;
 			const struct ring *r;
 
-			memcpy(&e, list->data + off, sizeof(e));
+			if (deadline && ++n % NSK_SPILL_CHECK == 0 &&
+			    now_ns() >= deadline)
+				break;
+			memcpy(&e, b->data + b->off, sizeof(e));
 			r = &sp->rings[e.ring];
-			r->fn(r->ctx, list->data + off + sizeof(e), e.len);
-			off += (sizeof(e) + e.len + 7) & ~(size_t)7;
+			r->fn(r->ctx, b->data + b->off + sizeof(e), e.len);
+			b->off += (sizeof(e) + e.len + 7) & ~(size_t)7;
 		}
 		pthread_mutex_lock(&sp->lock);
-		sp->queued -= list->used;
+		sp->queued -= b->off - done;
+		if (b->off == b->used) {
+			sp->head = b->next;
+			if (!sp->head)
+				sp->tail = NULL;
+		}
 		pthread_mutex_unlock(&sp->lock);
-		free(list);
-		list = next;
+		if (b->off < b->used)
+			return 1; /* the deadline passed */
+		free(b);
 	}
+}
+
+uint64_t nsk_spill__discard(struct nsk_spill *sp)
+{
+	uint64_t n = 0;
+
+	if (!sp || !sp->nrings)
+		return 0;
+	nsk_spill__stop(sp);
+	pthread_mutex_lock(&sp->lock);
+	publish(sp);
+	while (sp->head) {
+		struct block *b = sp->head;
+
+		for (size_t off = b->off; off < b->used; n++) {
+			struct entry e;
+
+			memcpy(&e, b->data + off, sizeof(e));
+			off += (sizeof(e) + e.len + 7) & ~(size_t)7;
+		}
+		sp->head = b->next;
+		free(b);
+	}
+	sp->tail = NULL;
+	sp->queued = 0;
+	/* and what the kernel holds, one ring's worth each at most */
+	sp->counting = 1;
+	sp->counted = 0;
+	for (uint32_t i = 0; i < sp->nrings; i++) {
+		sp->rings[i].budget = 16 * (size_t)NSK_SPILL_PASS;
+		ring_buffer__consume(sp->rings[i].rb);
+	}
+	sp->counting = 0;
+	n += sp->counted;
+	pthread_mutex_unlock(&sp->lock);
+	return n;
 }
 
 uint64_t nsk_spill__take_dropped(struct nsk_spill *sp)
@@ -250,7 +374,9 @@ void nsk_spill__free(struct nsk_spill *sp)
 		sp->head = next;
 	}
 	free(sp->cur);
-	ring_buffer__free(sp->rb);
+	for (uint32_t i = 0; i < sp->nrings; i++)
+		ring_buffer__free(sp->rings[i].rb);
+	close(sp->ep);
 	close(sp->efd);
 	pthread_mutex_destroy(&sp->lock);
 	free(sp);

@@ -32,8 +32,14 @@ int nsk_spill__start(struct nsk_spill *sp);
 int nsk_spill__event_fd(const struct nsk_spill *sp);
 
 /* Hands every record drained so far to its callback (draining the ring
- * buffers first once the thread has stopped).  The session's thread only. */
-void nsk_spill__dispatch(struct nsk_spill *sp);
+ * buffers too once the thread has stopped), until deadline
+ * (CLOCK_MONOTONIC ns; 0: none).  Returns 1 when the deadline came first
+ * and records wait still, 0 when none do.  The session's thread only. */
+int nsk_spill__dispatch(struct nsk_spill *sp, uint64_t deadline);
+
+/* Stops the thread and drops every record not yet dispatched, in memory
+ * and (a bounded amount) in the ring buffers; returns how many. */
+uint64_t nsk_spill__discard(struct nsk_spill *sp);
 
 /* Records lost since the last call because memory ran out. */
 uint64_t nsk_spill__take_dropped(struct nsk_spill *sp);

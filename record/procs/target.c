@@ -329,3 +329,18 @@ void nsk_target__finish(struct nsk_session *s, int terminate)
 	s->root_status = status;
 	s->reaped = 1;
 }
+
+void nsk_target__forget_all(struct nsk_session *s)
+{
+	/* Deleting the key in hand makes get_next_key start over, so each
+	 * sweep asks for the first key until the map is empty.  A fork that
+	 * read its parent in the map before the sweep adds its child after
+	 * it: the second sweep takes that one out. */
+	for (int sweep = 0; sweep < 2 && s->targets_fd >= 0; sweep++) {
+		__u32 key;
+
+		for (int n = 0; n < 2 * 8192 &&
+				!bpf_map_get_next_key(s->targets_fd, NULL, &key); n++)
+			bpf_map_delete_elem(s->targets_fd, &key);
+	}
+}
