@@ -156,20 +156,15 @@ static void cpu_stop(void *state)
 	free(st);
 }
 
-static int cpu_start(struct nsk_session *s, void **state)
+/* Open, configure and load (struct nsk_signal's load: may run in a
+ * thread of its own). */
+static int cpu_load(struct nsk_session *s, void **state)
 {
 	const struct nsk_record_opts *o = nsk_session__opts(s);
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.freq = 1,
-		.sample_freq = o->freq_hz ? o->freq_hz : 999,
-	};
 	struct cpu_state *st = calloc(1, sizeof(*st));
-	char *online = NULL;
-	int err, opened = 0;
+	int err;
 
+	*state = NULL;
 	if (!st)
 		return -ENOMEM;
 	st->s = s;
@@ -180,14 +175,12 @@ static int cpu_start(struct nsk_session *s, void **state)
 	}
 	st->links = calloc(st->ncpu, sizeof(*st->links));
 	st->pfds = calloc(st->ncpu, sizeof(*st->pfds));
-	online = calloc(st->ncpu, 1);
-	if (!st->links || !st->pfds || !online) {
+	if (!st->links || !st->pfds) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	for (int i = 0; i < st->ncpu; i++)
 		st->pfds[i] = -1;
-	online_cpus(st->ncpu, online);
 
 	st->skel = cpu_bpf__open();
 	if (!st->skel) {
@@ -218,6 +211,36 @@ static int cpu_start(struct nsk_session *s, void **state)
 		err = cpu_bpf__load(st->skel);
 	if (err)
 		goto cleanup;
+	*state = st;
+	st = NULL;
+cleanup:
+	cpu_stop(st);
+	return err;
+}
+
+static int cpu_start(struct nsk_session *s, void **state)
+{
+	const struct nsk_record_opts *o = nsk_session__opts(s);
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = o->freq_hz ? o->freq_hz : 999,
+	};
+	struct cpu_state *st = *state;
+	char *online = NULL;
+	int err = 0, opened = 0;
+
+	*state = NULL;
+	if (!st && (err = cpu_load(s, (void **)&st)))
+		return err;
+	online = calloc(st->ncpu, 1);
+	if (!online) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	online_cpus(st->ncpu, online);
 	for (int i = 0; i < st->ncpu; i++) {
 		int fd;
 
@@ -272,6 +295,7 @@ static int cpu_poll(struct nsk_session *s, void *state, int final)
 
 const struct nsk_signal nsk_signal_cpu = {
 	.name = "cpu",
+	.load = cpu_load,
 	.start = cpu_start,
 	.poll = cpu_poll,
 	.on_process = NULL,

@@ -368,11 +368,14 @@ static void net_stop(void *state)
 	free(st);
 }
 
-static int net_start(struct nsk_session *s, void **state)
+/* Open, choose, configure and load (struct nsk_signal's load: may run in
+ * a thread of its own). */
+static int net_load(struct nsk_session *s, void **state)
 {
 	struct net_state *st = calloc(1, sizeof(*st));
 	int err;
 
+	*state = NULL;
 	if (!st)
 		return -ENOMEM;
 	st->s = s;
@@ -392,6 +395,21 @@ static int net_start(struct nsk_session *s, void **state)
 	err = net_bpf__load(st->skel);
 	if (err)
 		goto cleanup;
+	*state = st;
+	return 0;
+cleanup:
+	net_stop(st);
+	return err;
+}
+
+static int net_start(struct nsk_session *s, void **state)
+{
+	struct net_state *st = *state;
+	int err;
+
+	*state = NULL;
+	if (!st && (err = net_load(s, (void **)&st)))
+		return err;
 	err = net_bpf__attach(st->skel);
 	if (err)
 		goto cleanup;
@@ -450,6 +468,7 @@ static int net_poll(struct nsk_session *s, void *state, int final)
 
 const struct nsk_signal nsk_signal_net = {
 	.name = "net",
+	.load = net_load,
 	.start = net_start,
 	.poll = net_poll,
 	.on_process = NULL,

@@ -190,12 +190,15 @@ static void offcpu_stop(void *state)
 	free(st);
 }
 
-static int offcpu_start(struct nsk_session *s, void **state)
+/* Open, configure and load (struct nsk_signal's load: may run in a
+ * thread of its own). */
+static int offcpu_load(struct nsk_session *s, void **state)
 {
 	const struct nsk_record_opts *o = nsk_session__opts(s);
 	struct offcpu_state *st = calloc(1, sizeof(*st));
 	int err;
 
+	*state = NULL;
 	if (!st)
 		return -ENOMEM;
 	st->s = s;
@@ -224,8 +227,25 @@ static int offcpu_start(struct nsk_session *s, void **state)
 				nsk_session__targets_fd(s));
 	if (!err)
 		err = offcpu_bpf__load(st->skel);
-	if (!err)
-		err = offcpu_bpf__attach(st->skel);
+	if (err)
+		goto cleanup;
+	*state = st;
+	st = NULL;
+cleanup:
+	offcpu_stop(st);
+	return err;
+}
+
+static int offcpu_start(struct nsk_session *s, void **state)
+{
+	const struct nsk_record_opts *o = nsk_session__opts(s);
+	struct offcpu_state *st = *state;
+	int err;
+
+	*state = NULL;
+	if (!st && (err = offcpu_load(s, (void **)&st)))
+		return err;
+	err = offcpu_bpf__attach(st->skel);
 	if (err)
 		goto cleanup;
 	/* The recording's one kallsyms.  Without kernel names every interval
@@ -284,6 +304,7 @@ static int offcpu_poll(struct nsk_session *s, void *state, int final)
 
 const struct nsk_signal nsk_signal_offcpu = {
 	.name = "offcpu",
+	.load = offcpu_load,
 	.start = offcpu_start,
 	.poll = offcpu_poll,
 	.stop = offcpu_stop,

@@ -45,7 +45,7 @@
 /* After a stop signal, the records already taken in get this long to be
  * written; what is left then is counted as lost (record.stop), so a
  * recorder behind a storm still stops within about a second. */
-#define STOP_DRAIN_NS 500000000ull
+#define STOP_DRAIN_NS 300000000ull
 /* Records drained from the ring buffers and not yet written, at most. */
 #define NSK_SPILL_CAP (256u << 20)
 
@@ -361,10 +361,61 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
+static void *load_thread(void *arg)
+{
+	struct nsk_session_sig *e = arg;
+
+	e->load_err = e->sig->load(e->s, &e->state);
+	return NULL;
+}
+
+/* Each signal's load() in a thread of its own (struct nsk_signal): they
+ * run while process tracking starts and the signals without one start,
+ * and the kernel verifies their programs side by side. */
+static void start_loads(struct nsk_session *s)
+{
+	for (int i = 0; i < s->nsigs; i++) {
+		struct nsk_session_sig *e = &s->sigs[i];
+
+		if (!e->sig->load)
+			continue;
+		e->s = s;
+		if (!pthread_create(&e->loader, NULL, load_thread, e))
+			e->loading = 1;
+		else
+			load_thread(e); /* here, then */
+	}
+}
+
+/* Waits for sigs[i]'s load; returns its error, 0 when it has none. */
+static int join_load(struct nsk_session *s, int i)
+{
+	struct nsk_session_sig *e = &s->sigs[i];
+
+	if (e->loading) {
+		pthread_join(e->loader, NULL);
+		e->loading = 0;
+	}
+	return e->load_err;
+}
+
+/* sigs[from..to) will not start: their loads are waited for and freed. */
+static void drop_loads(struct nsk_session *s, int from, int to)
+{
+	for (int i = from; i < to; i++) {
+		join_load(s, i);
+		if (s->sigs[i].state && s->sigs[i].sig->stop)
+			s->sigs[i].sig->stop(s->sigs[i].state);
+		s->sigs[i].state = NULL;
+	}
+}
+
 static void session_free(struct nsk_session *s)
 {
 	if (!s)
 		return;
+	for (int i = 0; i < s->nsigs; i++)
+		join_load(s, i); /* a start-up that failed early */
 	nsk_spill__stop(s->spill); /* before the rings it drains go */
 	for (int i = s->nsigs - 1; i >= 0; i--)
 		if (s->sigs[i].sig->stop)
@@ -443,21 +494,28 @@ static int start_signals(struct nsk_session *s)
 	const char *ev = s->opts.events;
 	int by_name = ev && *ev && strcmp(ev, "all");
 	char events[256] = "", key[64];
-	int n = 0, err;
+	int n = 0, err, total = s->nsigs;
 
-	for (int i = 0; i < s->nsigs; i++) {
+	for (int i = 0; i < total; i++) {
 		const struct nsk_signal *sig = s->sigs[i].sig;
 		int rings = s->nrings;
-		void *state = NULL;
+		void *state;
 		const char *why;
 
 		/* Stopped while starting (a start can take seconds on a busy
 		 * machine): the program will not run, the rest need not load. */
-		if (stop_signal)
+		if (stop_signal) {
+			drop_loads(s, i, total);
 			break;
-		err = sig->start(s, &state);
+		}
+		err = join_load(s, i);
+		state = s->sigs[i].state;
+		s->sigs[i].state = NULL;
+		if (!err)
+			err = sig->start(s, &state);
 		if (!err) {
 			s->sigs[n].sig = sig;
+			s->sigs[n].loading = 0;
 			s->sigs[n++].state = state;
 			continue;
 		}
@@ -465,6 +523,7 @@ static int start_signals(struct nsk_session *s)
 		if (err == -EPERM || err == -EACCES)
 			why = "permission denied (needs root, or CAP_BPF + CAP_PERFMON)";
 		if (by_name || rings != s->nrings || err == -EPERM || err == -EACCES) {
+			drop_loads(s, i + 1, total);
 			s->nsigs = n;
 			return nsk_session__fail(s, err, "cannot start %s: %s",
 						 sig->name, why);
@@ -741,6 +800,7 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	err = commit_output(s);
 	if (err)
 		goto cleanup;
+	start_loads(s);
 	err = nsk_proc__start(s);
 	if (err)
 		goto cleanup;

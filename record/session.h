@@ -58,8 +58,17 @@ struct nsk_record_opts {
 
 struct nsk_signal {
 	const char *name; /* as given to --events */
-	/* Open, configure (rodata, map sizes), reuse the target map, load,
-	 * attach, and register ring buffers.  *state is the signal's own. */
+	/* Optional: the first part of start(), open, configure (rodata, map
+	 * sizes), reuse the target map and load, run in a thread of its own
+	 * beside the other signals' loads (the kernel's verifier is most of
+	 * a recording's start-up).  It reads the session only through
+	 * nsk_session__opts, __targets_fd, __launched, __ustack_bytes,
+	 * __ring_bytes and __kallsyms, and writes nothing of it.  It leaves
+	 * its state in *state for start(), or NULL on error. */
+	int (*load)(struct nsk_session *s, void **state);
+	/* Open, configure, reuse the target map, load (unless load() did:
+	 * then *state holds what it made), attach, and register ring
+	 * buffers.  *state is the signal's own. */
 	int (*start)(struct nsk_session *s, void **state);
 	/* Called from the event loop about every 100 ms, and once with
 	 * final = 1 after the target ended: drain in-kernel aggregates and

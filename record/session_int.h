@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <sys/types.h>
 
 #include <nusku/outfile.h>
@@ -73,9 +74,12 @@ struct nsk_session {
 	int proc_lost_fd;
 	uint64_t proc_lost_seen;
 
-	struct {
+	struct nsk_session_sig {
 		const struct nsk_signal *sig;
 		void *state;
+		struct nsk_session *s;
+		pthread_t loader; /* running sig->load, while loading */
+		int loading, load_err;
 	} sigs[NSK_SESSION_MAX_SIGNALS];
 	int nsigs;
 

@@ -80,6 +80,10 @@ struct sc_state {
 	struct nsk_sc_errkey *errs;  /* errnos of the set being read */
 	uint64_t *errcounts;
 	size_t nerrs, caperrs;
+	/* the kernel's names, read at load, written at start */
+	struct nsk_sctable *names;
+	int names_err;
+	char names_why[256];
 };
 
 static const char *const lost_source[NSK_SC_LOST_MAX] = {
@@ -557,6 +561,7 @@ static void sc_stop(void *state)
 	if (st->owners)
 		munmap(st->owners, st->owners_len);
 	syscall_bpf__destroy(st->skel);
+	nsk_sctable__free(st->names);
 	nsk_fdinfo__free(st->fdinfo);
 	free(st->stacks);
 	free(st->errs);
@@ -585,39 +590,54 @@ static int emit_arch(struct nsk_session *s)
 	return emit_meta(s, "syscall.arch", u.machine);
 }
 
-/* The running kernel's names into the recording, so that a report
- * anywhere names every number this kernel has; and the numbers of the
- * probes' own syscalls, which are never the program's.  Without the
- * kernel's table, the build's headers (and a note) stand in. */
-static int emit_names(struct sc_state *st)
+/* The running kernel's names, read before load: the numbers of the
+ * probes' own syscalls, which are never the program's, go into rodata.
+ * Without the kernel's table, the build's headers (and a note) stand in.
+ * May run in the load thread: it keeps what it found for emit_names. */
+static void read_names(struct sc_state *st)
 {
-	struct nsk_record rec = { .type = NSK_REC_SYSCALL_NAME };
 	struct nsk_kallsyms *own = NULL, *k = nsk_session__kallsyms(st->s);
-	struct nsk_sctable *t;
-	char why[256];
-	int err, self0 = -ENOENT, self1 = -ENOENT;
+	int self0 = -ENOENT, self1 = -ENOENT;
 
 	/* the recording's kallsyms; without kernel stacks there is none */
 	if (!k && !nsk_session__opts(st->s)->kernel_stacks &&
 	    !nsk_kallsyms__load(NULL, &own))
 		k = own;
-	err = nsk_sctable__read(k, &t, why, sizeof(why));
+	st->names_err = nsk_sctable__read(k, &st->names, st->names_why,
+					  sizeof(st->names_why));
 	nsk_kallsyms__free(own);
-	if (err) {
-		if (!nsk_session__opts(st->s)->quiet)
-			fprintf(stderr, "nusku: record: note: syscall names from "
-				"the build's headers: %s\n", why);
-		err = emit_meta(st->s, "syscall.names", why);
+	if (st->names_err) {
+		st->names = NULL;
 #ifdef __NR_uretprobe
 		self0 = __NR_uretprobe;
 #endif
 #ifdef __NR_uprobe
 		self1 = __NR_uprobe;
 #endif
-		goto cleanup;
+	} else {
+		self0 = nsk_sctable__find(st->names, "uretprobe");
+		self1 = nsk_sctable__find(st->names, "uprobe");
 	}
-	self0 = nsk_sctable__find(t, "uretprobe");
-	self1 = nsk_sctable__find(t, "uprobe");
+	if (self0 >= 0)
+		st->skel->rodata->nr_self0 = self0;
+	if (self1 >= 0)
+		st->skel->rodata->nr_self1 = self1;
+}
+
+/* ... and into the recording, so that a report anywhere names every
+ * number this kernel has. */
+static int emit_names(struct sc_state *st)
+{
+	struct nsk_record rec = { .type = NSK_REC_SYSCALL_NAME };
+	struct nsk_sctable *t = st->names;
+	int err;
+
+	if (st->names_err) {
+		if (!nsk_session__opts(st->s)->quiet)
+			fprintf(stderr, "nusku: record: note: syscall names from "
+				"the build's headers: %s\n", st->names_why);
+		return emit_meta(st->s, "syscall.names", st->names_why);
+	}
 	for (uint32_t nr = 0; nr < nsk_sctable__count(t); nr++) {
 		const char *name = nsk_sctable__name(t, nr);
 
@@ -632,11 +652,8 @@ static int emit_names(struct sc_state *st)
 	}
 	err = emit_meta(st->s, "syscall.names", "kernel");
 cleanup:
-	if (self0 >= 0)
-		st->skel->rodata->nr_self0 = self0;
-	if (self1 >= 0)
-		st->skel->rodata->nr_self1 = self1;
 	nsk_sctable__free(t);
+	st->names = NULL;
 	return err;
 }
 
@@ -689,12 +706,15 @@ static int map_slots(struct sc_state *st)
 	return 0;
 }
 
-static int sc_start(struct nsk_session *s, void **state)
+/* Open, configure and load (struct nsk_signal's load: may run in a
+ * thread of its own). */
+static int sc_load(struct nsk_session *s, void **state)
 {
 	const struct nsk_record_opts *opts = nsk_session__opts(s);
 	struct sc_state *st;
 	int err;
 
+	*state = NULL;
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
@@ -723,9 +743,7 @@ static int sc_start(struct nsk_session *s, void **state)
 	st->skel->rodata->nr_execveat = SYS_execveat;
 	st->skel->rodata->launch_tgid = nsk_session__launched(s);
 	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
-	err = emit_names(st);
-	if (err)
-		goto cleanup;
+	read_names(st);
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
 				nsk_session__targets_fd(s));
 	if (err)
@@ -734,6 +752,24 @@ static int sc_start(struct nsk_session *s, void **state)
 	if (err)
 		goto cleanup;
 	err = map_slots(st);
+	if (err)
+		goto cleanup;
+	*state = st;
+	return 0;
+cleanup:
+	sc_stop(st);
+	return err;
+}
+
+static int sc_start(struct nsk_session *s, void **state)
+{
+	struct sc_state *st = *state;
+	int err;
+
+	*state = NULL;
+	if (!st && (err = sc_load(s, (void **)&st)))
+		return err;
+	err = emit_names(st);
 	if (err)
 		goto cleanup;
 	err = syscall_bpf__attach(st->skel);
@@ -797,6 +833,7 @@ cleanup:
 
 const struct nsk_signal nsk_signal_syscall = {
 	.name = "syscall",
+	.load = sc_load,
 	.start = sc_start,
 	.poll = sc_poll,
 	.on_process = NULL,

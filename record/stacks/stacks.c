@@ -438,10 +438,15 @@ out:
 
 struct nsk_kallsyms *nsk_stacks__kallsyms(struct nsk_stacks *st)
 {
-	if (!st->ksyms_tried) {
-		st->ksyms_tried = 1;
-		st->ksyms = nsk_kallsyms__take(st->ksyms_loader);
-		st->ksyms_loader = NULL;
+	/* a signal's load may ask from its own thread (record/session.h) */
+	if (!__atomic_load_n(&st->ksyms_tried, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&st->ksyms_lock);
+		if (!st->ksyms_tried) {
+			st->ksyms = nsk_kallsyms__take(st->ksyms_loader);
+			st->ksyms_loader = NULL;
+			__atomic_store_n(&st->ksyms_tried, 1, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&st->ksyms_lock);
 	}
 	return st->ksyms;
 }
@@ -458,6 +463,7 @@ int nsk_stacks__new(const struct nsk_sink *sink, const struct nsk_aspaces *as,
 
 	if (!st)
 		return -ENOMEM;
+	pthread_mutex_init(&st->ksyms_lock, NULL);
 	st->sink = *sink;
 	st->as = *as;
 	st->opts = *opts;
@@ -485,6 +491,7 @@ void nsk_stacks__free(struct nsk_stacks *st)
 	nsk_symbols__free(st->syms);
 	nsk_kallsyms__free(st->ksyms);
 	nsk_kallsyms_loader__free(st->ksyms_loader);
+	pthread_mutex_destroy(&st->ksyms_lock);
 	free(st);
 }
 

@@ -3,6 +3,7 @@
 #ifndef NUSKU_RECORD_STACKS_STACKS_INT_H
 #define NUSKU_RECORD_STACKS_STACKS_INT_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "record/sink.h"
@@ -23,7 +24,8 @@ struct nsk_stacks {
 	struct nsk_symbols *syms;
 	struct nsk_kallsyms *ksyms;		  /* taken at the first kernel frame */
 	struct nsk_kallsyms_loader *ksyms_loader; /* loading meanwhile */
-	int ksyms_tried;
+	int ksyms_tried;			  /* atomic: ksyms is final */
+	pthread_mutex_t ksyms_lock;		  /* taking it, from any thread */
 	struct nsk_unwinder *unwinder; /* DWARF, made on first use (ustack.c) */
 	struct nsk_perfmaps *perfmaps; /* JIT names, made on first use (perfmap.h) */
 	/* distinct frames left without a name (meta symbols.*, format 1.2):
