@@ -410,9 +410,28 @@ static void drop_loads(struct nsk_session *s, int from, int to)
 	}
 }
 
+/* A stop signal during start-up: sigs[from..to) will not start, and
+ * their loads, which on a busy machine can take seconds, are not waited
+ * for.  One still running keeps its thread and its state, and the
+ * session is then not freed (the process is about to exit). */
+static void abandon_loads(struct nsk_session *s, int from, int to)
+{
+	for (int i = from; i < to; i++) {
+		if (s->sigs[i].loading) {
+			pthread_detach(s->sigs[i].loader);
+			s->sigs[i].loading = 0;
+			s->abandoned = 1;
+			continue;
+		}
+		if (s->sigs[i].state && s->sigs[i].sig->stop)
+			s->sigs[i].sig->stop(s->sigs[i].state);
+		s->sigs[i].state = NULL;
+	}
+}
+
 static void session_free(struct nsk_session *s)
 {
-	if (!s)
+	if (!s || s->abandoned)
 		return;
 	for (int i = 0; i < s->nsigs; i++)
 		join_load(s, i); /* a start-up that failed early */
@@ -505,7 +524,7 @@ static int start_signals(struct nsk_session *s)
 		/* Stopped while starting (a start can take seconds on a busy
 		 * machine): the program will not run, the rest need not load. */
 		if (stop_signal) {
-			drop_loads(s, i, total);
+			abandon_loads(s, i, total);
 			break;
 		}
 		err = join_load(s, i);

@@ -82,6 +82,7 @@ struct nsk_session {
 		int loading, load_err;
 	} sigs[NSK_SESSION_MAX_SIGNALS];
 	int nsigs;
+	int abandoned; /* a load still runs: the session is never freed */
 
 	struct nsk_loss losses[NSK_SESSION_MAX_LOSSES];
 	int nlosses;
