@@ -851,7 +851,7 @@ stopped:
 	nsk_target__forget_all(s);
 	nsk_target__finish(s, !s->root_done);
 	if (!err)
-	err = finish(s);
+		err = finish(s);
 	if (!err) {
 		/* The program's status, also when Nusku ended it (SIGTERM at
 		 * the end of the recording, SIGKILL 5 s later): 128 + the
