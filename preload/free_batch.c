@@ -29,26 +29,38 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* The thread says it is inside before it takes the lock and until it has
+ * let go, so a signal handler that frees at any moment in between goes
+ * around the batch instead of spinning on its own thread's lock. */
 static int hold(void)
 {
-	if (tl_holding)
+	if (__atomic_load_n(&tl_holding, __ATOMIC_RELAXED))
 		return 0;
+	__atomic_store_n(&tl_holding, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	for (int spins = 0; __atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE); spins++) {
 		while (__atomic_load_n(&lock, __ATOMIC_RELAXED)) {
 			if (++spins > 64)
 				sched_yield(); /* the holder may be preempted in its trap */
 			else
-				__builtin_ia32_pause();
+				cpu_relax();
 		}
 	}
-	tl_holding = 1;
 	return 1;
 }
 
 static void unhold(void)
 {
-	tl_holding = 0;
 	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&tl_holding, 0, __ATOMIC_RELAXED);
 }
 
 /* Told by itself, the lock held: the probe reads it in the trap. */
