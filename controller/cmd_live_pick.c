@@ -35,7 +35,8 @@ static int no_target(int argc, char **argv)
 
 		if (!strcmp(a, "--") || !strcmp(a, "-") || !strcmp(a, "-h") ||
 		    !strcmp(a, "--help") || !strcmp(a, "--snapshot") ||
-		    !strncmp(a, "--pid=", 6) || (a[0] == '-' && a[1] == 'p'))
+		    !strcmp(a, "--pid") || !strncmp(a, "--pid=", 6) ||
+		    (a[0] == '-' && a[1] == 'p'))
 			return 0;
 		if (a[0] != '-')
 			return 0; /* a recording (or a session's name) */
