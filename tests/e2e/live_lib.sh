@@ -28,3 +28,17 @@ live_first_top_function() {
 	     t && !h { h = 1; next }
 	     t && h == 1 && NF >= 4 { h = 2; if (ms($3) >= 100) { print $NF; exit } }' "$1"
 }
+
+# tmux_wait TARGET PATTERN: waits until tmux pane TARGET shows PATTERN (a
+# grep -E pattern), about 10 s at most, leaving the screen in
+# $TMPD/screen; on a timeout prints it and returns 1.  Needs the test's
+# T (tmux on its own socket).
+tmux_wait() {
+	for i in $(seq 100); do
+		T capture-pane -p -t "$1" >"$TMPD/screen" 2>/dev/null
+		grep -Eq "$2" "$TMPD/screen" && return 0
+		sleep 0.1
+	done
+	echo "--- screen:" >&2; cat "$TMPD/screen" >&2
+	return 1
+}

@@ -7,6 +7,7 @@
 # file as a background session (its name shows on the row), x stops it and
 # the file reads back whole; q leaves with status 0.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
+. "$TOP_SRCDIR/tests/e2e/live_lib.sh"
 need_bpf
 
 command -v tmux >/dev/null || skip "tmux is not installed"
@@ -31,16 +32,7 @@ T new-session -d -x 110 -y 30 -s pick -c "$TMPD" \
 	"XDG_RUNTIME_DIR='$XDG_RUNTIME_DIR' TERM=xterm-256color '$NUSKU' live; echo exited \$? > '$TMPD/exit'; sleep 60" ||
 	skip "tmux cannot start a session here"
 
-# Waits until the pane shows $1 (a grep -E pattern), about 10 s at most.
-wait_screen() {
-	for i in $(seq 100); do
-		T capture-pane -p -t pick >"$TMPD/screen" 2>/dev/null
-		grep -Eq "$1" "$TMPD/screen" && return 0
-		sleep 0.1
-	done
-	echo "--- screen:" >&2; cat "$TMPD/screen" >&2
-	return 1
-}
+wait_screen() { tmux_wait pick "$1"; }
 
 wait_screen 'pick a process' || fail "the list did not come up"
 wait_screen 'PID USER' || fail "no column header"

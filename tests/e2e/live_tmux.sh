@@ -4,6 +4,7 @@
 # (tests/live/live_gen: gen_hot_a has 60% of the CPU), switches views with
 # 1-5 and Tab, pauses, and quits on q.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
+. "$TOP_SRCDIR/tests/e2e/live_lib.sh"
 
 command -v tmux >/dev/null || skip "tmux is not installed"
 GEN=$(dirname "$NUSKU")/tests/live/live_gen
@@ -22,16 +23,7 @@ T new-session -d -x 100 -y 30 -s live \
 	"TERM=xterm-256color '$NUSKU' live --interval 0.3 '$TMPD/run.nsk'; echo exited \$? > '$TMPD/exit'; sleep 30" ||
 	skip "tmux cannot start a session here"
 
-# Waits until the pane shows $1 (a grep -E pattern), about 5 s at most.
-wait_screen() {
-	for i in $(seq 50); do
-		T capture-pane -p -t live >"$TMPD/screen" 2>/dev/null
-		grep -Eq "$1" "$TMPD/screen" && return 0
-		sleep 0.1
-	done
-	echo "--- screen:" >&2; cat "$TMPD/screen" >&2
-	return 1
-}
+wait_screen() { tmux_wait live "$1"; }
 
 wait_screen 'nusku live' || fail "the screen did not come up"
 wait_screen 'CPU: top functions' || fail "the CPU view is not first"
