@@ -97,16 +97,6 @@ static void put(int y, int x, const char *s, int w)
 	free(e);
 }
 
-static void human(char *out, size_t len, uint64_t b)
-{
-	if (b >= 10ull << 30)
-		snprintf(out, len, "%lluG", (unsigned long long)(b >> 30));
-	else if (b >= 10ull << 20)
-		snprintf(out, len, "%lluM", (unsigned long long)(b >> 20));
-	else
-		snprintf(out, len, "%lluK", (unsigned long long)(b >> 10));
-}
-
 static void draw(struct picker *p)
 {
 	int body = LINES - 4;
@@ -135,7 +125,7 @@ static void draw(struct picker *p)
 		char rss[16];
 		int at = p->top + i == p->cursor;
 
-		human(rss, sizeof(rss), r->p.rss_bytes);
+		nsk_ps__fmt_bytes(rss, sizeof(rss), r->p.rss_bytes);
 		snprintf(buf, sizeof(buf), "%7d %-9.9s %5.1f %5s %3d %-7.7s %-2s ", r->p.pid, r->user,
 			 r->p.cpu_pct, rss, r->p.threads, r->runtime ? r->runtime : "?",
 			 r->frame_pointers > 0 ? "y" : r->frame_pointers == 0 ? "n" : "?");

@@ -151,7 +151,7 @@ void nsk_ps__sort(struct nsk_ps_row *rows, int n, int sort)
 
 /* ---- text ---------------------------------------------------------------- */
 
-static void fmt_bytes(char *buf, size_t len, unsigned long long v)
+void nsk_ps__fmt_bytes(char *buf, size_t len, unsigned long long v)
 {
 	static const char unit[] = "KMGTP";
 	double d = (double)v / 1024.0;
@@ -243,7 +243,7 @@ static void print_text(FILE *f, const struct nsk_ps_opts *o,
 		} else {
 			ec = nsk_out__escaped(c);
 		}
-		fmt_bytes(rss, sizeof(rss), r->p.rss_bytes);
+		nsk_ps__fmt_bytes(rss, sizeof(rss), r->p.rss_bytes);
 		snprintf(cpu, sizeof(cpu), r->p.cpu_pct >= 999.5 ? "%.0f" : "%.1f",
 			 r->p.cpu_pct);
 		fprintf(f, "%7d ", r->p.pid);

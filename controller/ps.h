@@ -53,6 +53,9 @@ void nsk_ps__sessions(struct nsk_ps_row *rows, int n);
 int nsk_ps__match(const struct nsk_ps_row *r, const char *filter);
 void nsk_ps__sort(struct nsk_ps_row *rows, int n, int sort);
 
+/* v bytes in at most 5 columns: 980K, 1.2M, 45M, 3.0G. */
+void nsk_ps__fmt_bytes(char *buf, size_t len, unsigned long long v);
+
 /* The rows that match, sorted, as text or JSON. */
 int nsk_ps__print(FILE *f, const struct nsk_ps_opts *o, struct nsk_ps_row *rows, int n);
 
