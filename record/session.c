@@ -51,6 +51,8 @@
 
 static volatile sig_atomic_t stop_signal;
 static volatile uint64_t stop_signal_ns; /* when it came (x86-64: one store) */
+/* The spill whose consumer gives way (event_loop), for the handler. */
+static struct nsk_spill *volatile yielding_spill;
 
 static void on_stop_signal(int sig)
 {
@@ -61,6 +63,7 @@ static void on_stop_signal(int sig)
 		stop_signal_ns = (uint64_t)ts.tv_sec * 1000000000ull +
 				 (uint64_t)ts.tv_nsec;
 	stop_signal = sig;
+	nsk_spill__hurry(yielding_spill); /* async-signal-safe (spill.h) */
 }
 
 uint64_t nsk_session__now(void)
@@ -594,6 +597,31 @@ static int drain(struct nsk_session *s, uint64_t deadline)
 	return more;
 }
 
+/* While this thread gives way to the program (spill.h), the stop signals
+ * go to a thread of normal priority: the kernel would otherwise pick this
+ * one, and on a busy machine its handler could wait a long time to run. */
+static void yield_to_program(struct nsk_session *s, int on)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (on) {
+		if (!s->spill || nsk_spill__yield(s->spill, s->pidfd))
+			return;
+		yielding_spill = s->spill;
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		return;
+	}
+	if (!yielding_spill)
+		return;
+	nsk_spill__hurry(yielding_spill);
+	yielding_spill = NULL;
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
 static int event_loop(struct nsk_session *s)
 {
 	uint64_t end = 0, next_tick = nsk_session__now() + TICK_NS;
@@ -623,6 +651,7 @@ static int event_loop(struct nsk_session *s)
 	}
 	if (s->opts.duration_s > 0)
 		end = s->start_ns + (uint64_t)(s->opts.duration_s * 1e9);
+	yield_to_program(s, 1);
 	nsk_own__tick(s->own, nsk_session__now()); /* the first cost window */
 	while (!stop_signal && !s->err) {
 		uint64_t now = nsk_session__now();
@@ -653,6 +682,7 @@ static int event_loop(struct nsk_session *s)
 		if (end && now >= end)
 			break;
 	}
+	yield_to_program(s, 0);
 	close(ep);
 	return err ? err : s->err;
 }

@@ -11,9 +11,15 @@
  * as the producers keep writing, and under a storm that is for ever.  It
  * once held the lock for the whole of a 9 s storm, so the session's thread
  * could not take a block, nor see a SIGINT, until the program ended.
+ *
+ * While the program runs the session's thread may give way to it
+ * (nsk_spill__yield): this thread, at normal priority, watches how long
+ * the oldest block has waited and lends the normal priority back.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +27,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 
 #include "record/spill.h"
 
@@ -32,11 +39,19 @@
 #define NSK_SPILL_PASS (4u << 20)
 /* Records handed to callbacks between two looks at the clock. */
 #define NSK_SPILL_CHECK 64
+/* The longest the oldest record waits for a yielding session's thread
+ * before it gets the normal priority back: long enough that the work of a
+ * short program's whole run can wait for its end, short enough that the
+ * live view and the status line stay current. */
+#define NSK_SPILL_LAG_MS 1000
+/* epoll data of the yield's fd (ring buffers are 0..NSK_SPILL_RINGS-1) */
+#define NSK_SPILL_HURRY_FD NSK_SPILL_RINGS
 
 struct block {
 	struct block *next;
 	size_t used, size;
 	size_t off; /* dispatched up to here */
+	uint64_t at; /* when it was handed over (CLOCK_MONOTONIC ns) */
 	uint8_t data[];
 };
 
@@ -69,6 +84,11 @@ struct nsk_spill {
 	pthread_t thread;
 	int running, stop;
 	uint64_t dropped; /* records that could not be stashed (no memory) */
+	/* nsk_spill__yield; atomics, set by either thread */
+	int consumer;	/* the session's thread (its tid) */
+	int yielding;	/* it gives way while lent is 0 */
+	int lent;	/* it has the normal priority now */
+	int hurry_fd;	/* in ep while it may still hurry; -1 none */
 };
 
 static uint64_t now_ns(void)
@@ -100,6 +120,7 @@ int nsk_spill__new(size_t cap, struct nsk_spill **out)
 		return err;
 	}
 	pthread_mutex_init(&sp->lock, NULL);
+	sp->hurry_fd = -1;
 	*out = sp;
 	return 0;
 }
@@ -109,6 +130,7 @@ static void publish(struct nsk_spill *sp)
 {
 	if (!sp->cur || !sp->cur->used)
 		return;
+	sp->cur->at = now_ns();
 	if (sp->tail)
 		sp->tail->next = sp->cur;
 	else
@@ -207,17 +229,128 @@ static int pass(struct nsk_spill *sp)
 	return more;
 }
 
+/* ---- the session's thread giving way ------------------------------------ */
+
+static int set_policy(int tid, int policy)
+{
+	struct sched_param p = { 0 };
+
+	/* the raw call: no glibc state, so a signal handler may make it */
+	return syscall(SYS_sched_setscheduler, tid, policy, &p) ? -errno : 0;
+}
+
+/* The normal priority for the session's thread, until it takes it back. */
+static void lend(struct nsk_spill *sp)
+{
+	int want = 0;
+
+	if (__atomic_compare_exchange_n(&sp->lent, &want, 1, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		set_policy(__atomic_load_n(&sp->consumer, __ATOMIC_ACQUIRE), SCHED_OTHER);
+}
+
+/* From the draining thread after each pass: lends when the oldest block
+ * has waited too long or the blocks fill an eighth of the cap. */
+static void lend_if_late(struct nsk_spill *sp)
+{
+	uint64_t at;
+	size_t queued;
+
+	if (!__atomic_load_n(&sp->yielding, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&sp->lent, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&sp->lock);
+	at = sp->head ? sp->head->at : 0;
+	queued = sp->queued;
+	pthread_mutex_unlock(&sp->lock);
+	if ((at && now_ns() - at >= NSK_SPILL_LAG_MS * 1000000ull) || queued >= sp->cap / 8)
+		lend(sp);
+}
+
+/* From the session's thread, nothing left to dispatch: it gives way again
+ * (idle first, then lent 0, so a lend racing with this one is not lost:
+ * the draining thread lends only from lent 0). */
+static void take_back(struct nsk_spill *sp)
+{
+	if (!__atomic_load_n(&sp->yielding, __ATOMIC_ACQUIRE) ||
+	    !__atomic_load_n(&sp->lent, __ATOMIC_ACQUIRE))
+		return;
+	set_policy(0, SCHED_IDLE);
+	__atomic_store_n(&sp->lent, 0, __ATOMIC_RELEASE);
+}
+
+/* CAP_SYS_NICE in the effective set: a SCHED_IDLE thread may come back. */
+static int may_come_back(void)
+{
+	char line[256];
+	unsigned long long caps = 0;
+	int found = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "CapEff: %llx", &caps) == 1;
+	fclose(f);
+	return found && (caps >> 23 & 1); /* CAP_SYS_NICE */
+}
+
+int nsk_spill__yield(struct nsk_spill *sp, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = NSK_SPILL_HURRY_FD };
+	int err;
+
+	if (!sp || !sp->running || !may_come_back())
+		return -EPERM;
+	__atomic_store_n(&sp->consumer, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	if (fd >= 0 && !epoll_ctl(sp->ep, EPOLL_CTL_ADD, fd, &ev))
+		__atomic_store_n(&sp->hurry_fd, fd, __ATOMIC_RELEASE);
+	err = set_policy(0, SCHED_IDLE);
+	if (!err)
+		__atomic_store_n(&sp->yielding, 1, __ATOMIC_RELEASE);
+	return err;
+}
+
+void nsk_spill__hurry(struct nsk_spill *sp)
+{
+	const uint64_t one = 1;
+
+	if (!sp || !__atomic_exchange_n(&sp->yielding, 0, __ATOMIC_ACQ_REL))
+		return;
+	__atomic_store_n(&sp->lent, 1, __ATOMIC_RELEASE);
+	set_policy(__atomic_load_n(&sp->consumer, __ATOMIC_ACQUIRE), SCHED_OTHER);
+	/* and wake it: a signal taken by another thread did not */
+	if (write(sp->efd, &one, sizeof(one)) < 0) {
+		/* the counter is full: it is awake anyway */
+	}
+}
+
+/* The yield's fd became readable: hurry, and stop watching it (a pidfd
+ * stays readable). */
+static void on_hurry_fd(struct nsk_spill *sp)
+{
+	int fd = __atomic_exchange_n(&sp->hurry_fd, -1, __ATOMIC_ACQ_REL);
+
+	if (fd >= 0)
+		epoll_ctl(sp->ep, EPOLL_CTL_DEL, fd, NULL);
+	nsk_spill__hurry(sp);
+}
+
 static void *run(void *arg)
 {
 	struct nsk_spill *sp = arg;
 	const uint64_t one = 1;
 
 	while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
-		struct epoll_event evs[NSK_SPILL_RINGS];
-		int more, full;
+		struct epoll_event evs[NSK_SPILL_RINGS + 1];
+		int more, full, n;
 
-		epoll_wait(sp->ep, evs, NSK_SPILL_RINGS, NSK_SPILL_POLL_MS);
+		n = epoll_wait(sp->ep, evs, NSK_SPILL_RINGS + 1, NSK_SPILL_POLL_MS);
+		for (int i = 0; i < n; i++)
+			if (evs[i].data.u32 == NSK_SPILL_HURRY_FD)
+				on_hurry_fd(sp);
 		full = pass(sp) < 0;
+		lend_if_late(sp);
 		pthread_mutex_lock(&sp->lock);
 		more = sp->head != NULL;
 		pthread_mutex_unlock(&sp->lock);
@@ -271,8 +404,10 @@ int nsk_spill__dispatch(struct nsk_spill *sp, uint64_t deadline)
 		pthread_mutex_lock(&sp->lock);
 		b = sp->head;
 		pthread_mutex_unlock(&sp->lock);
-		if (!b && !more)
+		if (!b && !more) {
+			take_back(sp);
 			return 0;
+		}
 		if (deadline && now_ns() >= deadline)
 			return 1;
 		if (!b)
@@ -355,6 +490,7 @@ uint64_t nsk_spill__take_dropped(struct nsk_spill *sp)
 
 void nsk_spill__stop(struct nsk_spill *sp)
 {
+	nsk_spill__hurry(sp);
 	if (!sp || !sp->running)
 		return;
 	__atomic_store_n(&sp->stop, 1, __ATOMIC_RELEASE);

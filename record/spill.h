@@ -45,8 +45,32 @@ uint64_t nsk_spill__discard(struct nsk_spill *sp);
 uint64_t nsk_spill__take_dropped(struct nsk_spill *sp);
 
 /* Stops the thread (records left in the ring buffers stay for a last
- * nsk_spill__dispatch). */
+ * nsk_spill__dispatch); the session's thread gets its normal priority
+ * back first (nsk_spill__yield). */
 void nsk_spill__stop(struct nsk_spill *sp);
+
+/* The session's thread gives way while the program runs.
+ *
+ * What that thread does with a record (unwinding a copied stack,
+ * symbolizing a module the first time it is met, compressing a chunk) is
+ * work the program did not ask for.  On a machine whose cores the program
+ * keeps busy (make -j2 on two cores) every millisecond of it is taken from
+ * the program.  So the calling thread asks for the CPU only when nothing
+ * else wants it (SCHED_IDLE), and the draining thread, which keeps its
+ * normal priority, lends the normal priority back while records have
+ * waited longer than NSK_SPILL_LAG_MS or fill an eighth of the cap, and
+ * for good once nsk_spill__hurry is called or fd (a pidfd: the program's
+ * end) becomes readable.  The records wait in memory meanwhile, as they
+ * do behind any slow consumer; nothing is dropped that would not be.
+ *
+ * Only with CAP_SYS_NICE: without it a thread that went to SCHED_IDLE
+ * could not come back.  Returns 0, or -EPERM when it stays as it is.
+ * After nsk_spill__start, from the session's thread; fd -1: none. */
+int nsk_spill__yield(struct nsk_spill *sp, int fd);
+
+/* The normal priority back for good, now.  Async-signal-safe: a stop
+ * signal's handler calls it, in whichever thread the kernel picked. */
+void nsk_spill__hurry(struct nsk_spill *sp);
 
 void nsk_spill__free(struct nsk_spill *sp); /* NULL is fine */
 
