@@ -21,6 +21,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +38,14 @@ struct range {
 };
 
 struct nsk_own {
+	/* the windows: the window thread and the readers, under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t wake; /* the thread's sleep; signalled to stop it */
+	pthread_t thread;
+	int running, stopping;
 	int stats_fd;	/* BPF_ENABLE_STATS; -1 when off */
 	int stats_err;	/* why the first window could not open; 0 */
-	uint64_t born_ns;   /* nsk_own__new */
+	uint64_t born_ns;   /* nsk_own__start */
 	uint64_t opened_ns; /* the open window's start; 0 none open */
 	uint64_t on_ns;	    /* closed windows, summed */
 	uint64_t next_ns;   /* the next window's start */
@@ -92,41 +98,95 @@ static void window_close(struct nsk_own *o, uint64_t now)
 int nsk_own__new(struct nsk_own **out)
 {
 	struct nsk_own *o = calloc(1, sizeof(*o));
+	pthread_condattr_t ca;
 
 	if (!o)
 		return -ENOMEM;
 	o->stats_fd = -1;
+	pthread_mutex_init(&o->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&o->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	*out = o;
 	return 0;
 }
 
-void nsk_own__tick(struct nsk_own *o, uint64_t now)
+/* Sleeps until CLOCK_MONOTONIC ns `until` or a stop; under lock.  1 when
+ * stopping. */
+static int sleep_until(struct nsk_own *o, uint64_t until)
 {
-	if (!o)
-		return;
-	if (!o->born_ns) {
-		/* the first tick: the estimate covers the time from here */
-		o->born_ns = now;
-		window_open(o, now);
-		o->next_ns = now + NSK_OWN_PERIOD_NS;
-		return;
+	struct timespec ts = { (time_t)(until / 1000000000ull),
+			       (long)(until % 1000000000ull) };
+
+	while (!o->stopping && now_ns() < until)
+		if (pthread_cond_timedwait(&o->wake, &o->lock, &ts) == ETIMEDOUT)
+			break;
+	return o->stopping;
+}
+
+static void *windows(void *arg)
+{
+	struct nsk_own *o = arg;
+
+	pthread_mutex_lock(&o->lock);
+	for (;;) {
+		if (sleep_until(o, o->opened_ns + NSK_OWN_WINDOW_NS))
+			break;
+		window_close(o, now_ns());
+		if (sleep_until(o, o->next_ns))
+			break;
+		window_open(o, now_ns());
+		o->next_ns += NSK_OWN_PERIOD_NS;
+		if (o->stats_fd < 0)
+			o->opened_ns = now_ns(); /* none open: the next try */
 	}
+	pthread_mutex_unlock(&o->lock);
+	return NULL;
+}
+
+int nsk_own__start(struct nsk_own *o)
+{
+	uint64_t now = now_ns();
+	int err;
+
+	if (!o || o->running)
+		return 0;
+	pthread_mutex_lock(&o->lock);
+	o->born_ns = now;
+	window_open(o, now);
+	o->next_ns = now + NSK_OWN_PERIOD_NS;
+	pthread_mutex_unlock(&o->lock);
 	if (o->stats_err)
+		return 0; /* never on: nothing to time */
+	err = -pthread_create(&o->thread, NULL, windows, o);
+	if (!err)
+		o->running = 1;
+	return err;
+}
+
+/* Stops the window thread; the open window, if any, stays open. */
+static void stop_windows(struct nsk_own *o)
+{
+	if (!o->running)
 		return;
-	if (o->stats_fd >= 0 && now - o->opened_ns >= NSK_OWN_WINDOW_NS)
-		window_close(o, now);
-	if (o->stats_fd < 0 && now >= o->next_ns) {
-		window_open(o, now);
-		o->next_ns = now + NSK_OWN_PERIOD_NS;
-	}
+	pthread_mutex_lock(&o->lock);
+	o->stopping = 1;
+	pthread_cond_signal(&o->wake);
+	pthread_mutex_unlock(&o->lock);
+	pthread_join(o->thread, NULL);
+	o->running = 0;
 }
 
 void nsk_own__free(struct nsk_own *o)
 {
 	if (!o)
 		return;
+	stop_windows(o);
 	if (o->stats_fd >= 0)
 		close(o->stats_fd);
+	pthread_cond_destroy(&o->wake);
+	pthread_mutex_destroy(&o->lock);
 	free(o->ids);
 	free(o->ranges);
 	free(o);
@@ -442,6 +502,7 @@ int nsk_own__cost(struct nsk_own *o, struct nsk_own_cost *c,
 
 	memset(c, 0, sizeof(*c));
 	/* the open window ends here: what ran after is not counted */
+	stop_windows(o);
 	window_close(o, now);
 	c->on_ns = o->on_ns;
 	return cost_of(o, c, &cc, now, 0);
@@ -450,11 +511,15 @@ int nsk_own__cost(struct nsk_own *o, struct nsk_own_cost *c,
 int nsk_own__cost_so_far(struct nsk_own *o, struct nsk_own_cost *c)
 {
 	struct cost_ctx cc = { c, 1.0, NULL, NULL, NULL, 0, 0 };
-	uint64_t now = now_ns();
-	int open = o->stats_fd >= 0;
+	uint64_t now;
+	int open;
 
 	memset(c, 0, sizeof(*c));
 	/* the open window counts up to now, and stays open */
+	pthread_mutex_lock(&o->lock);
+	now = now_ns();
+	open = o->stats_fd >= 0;
 	c->on_ns = o->on_ns + (open ? now - o->opened_ns : 0);
+	pthread_mutex_unlock(&o->lock);
 	return cost_of(o, c, &cc, now, open);
 }

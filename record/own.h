@@ -19,19 +19,21 @@ struct nsk_own;
  * when closed) are not left on: two clock reads in every run of every BPF
  * program on the machine cost about 70 ns here, a third of what a
  * syscall probe costs, paid by the target and by every other process.  So
- * they are on in windows (nsk_own__tick): NSK_OWN_WINDOW_NS of every
- * NSK_OWN_PERIOD_NS from the first tick (when the recording starts), and
- * the cost is estimated from them.  Failing to turn them on is not an
- * error: the cost is then not recorded. */
+ * they are on in windows (nsk_own__start): NSK_OWN_WINDOW_NS of every
+ * NSK_OWN_PERIOD_NS from the start of the recording, and the cost is
+ * estimated from them.  Failing to turn them on is not an error: the cost
+ * is then not recorded. */
 int nsk_own__new(struct nsk_own **out);
 void nsk_own__free(struct nsk_own *o);
 
 #define NSK_OWN_WINDOW_NS 100000000ull	/* 100 ms on */
 #define NSK_OWN_PERIOD_NS 2000000000ull /* of every 2 s: 5% */
 
-/* Opens or closes the statistics window as its time comes; now is
- * CLOCK_MONOTONIC ns.  Call at least every 100 ms. */
-void nsk_own__tick(struct nsk_own *o, uint64_t now);
+/* Opens the first window now; a thread of its own closes and opens them
+ * as their time comes.  Not the session's loop: its thread gives way to
+ * the program (record/spill.h) and may not run for a second, and a window
+ * held open meanwhile costs the whole machine.  0 or -errno. */
+int nsk_own__start(struct nsk_own *o);
 
 /* Learns the BPF programs this process holds, and the probe-type
  * programs of the system (tracepoint, perf event, k/uprobe, tracing: a

@@ -651,8 +651,13 @@ static int event_loop(struct nsk_session *s)
 	}
 	if (s->opts.duration_s > 0)
 		end = s->start_ns + (uint64_t)(s->opts.duration_s * 1e9);
+	err = nsk_own__start(s->own); /* the cost windows, from here */
+	if (err) {
+		close(ep);
+		return nsk_session__fail(s, err, "cannot start a thread: %s",
+					 strerror(-err));
+	}
 	yield_to_program(s, 1);
-	nsk_own__tick(s->own, nsk_session__now()); /* the first cost window */
 	while (!stop_signal && !s->err) {
 		uint64_t now = nsk_session__now();
 		int timeout = next_tick > now ? (int)((next_tick - now) / 1000000) + 1 : 0;
@@ -671,7 +676,6 @@ static int event_loop(struct nsk_session *s)
 			break;
 		now = nsk_session__now();
 		if (now >= next_tick) {
-			nsk_own__tick(s->own, now);
 			poll_signals(s, 0);
 			flush_losses(s, now);
 			if (!s->err)
