@@ -61,9 +61,9 @@ int nsk_proc_scan__parse_stat(const char *buf, long page_size, struct nsk_proc *
 	 * minflt cminflt majflt cmajflt utime(14) stime cutime cstime
 	 * priority nice num_threads(20) itrealvalue starttime(22) vsize
 	 * rss(24) */
-	if (sscanf(close + 1, " %*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %llu %llu"
+	if (sscanf(close + 1, " %*c %d %*d %*d %*d %*d %u %*u %*u %*u %*u %llu %llu"
 		   " %*d %*d %*d %*d %ld %*d %llu %*u %ld",
-		   &flags, &utime, &stime, &threads, &start, &rss) != 6)
+		   &p->ppid, &flags, &utime, &stime, &threads, &start, &rss) != 7)
 		return -EINVAL;
 	p->ticks = utime + stime;
 	p->start = start;

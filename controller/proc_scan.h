@@ -12,6 +12,7 @@
 
 struct nsk_proc {
 	int pid;
+	int ppid;
 	unsigned uid;		  /* effective */
 	char comm[64];
 	char *cmdline;		  /* argv joined by spaces; "" for kernel threads */

@@ -60,19 +60,68 @@ cleanup:
 	return err;
 }
 
+struct pid_parent {
+	int pid, ppid;
+};
+
+static int parent_by_pid(const void *a, const void *b)
+{
+	const struct pid_parent *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The sessions recording pid: those whose target is pid or one of its
+ * ancestors (a recording follows the target's children, and theirs),
+ * found through the parents in tree (sorted by pid). */
+static void sessions_of(const struct nsk_session_info *v, int nv,
+			const struct pid_parent *tree, int n, int pid, char *buf,
+			size_t len)
+{
+	size_t used;
+
+	buf[0] = '\0';
+	/* pids only grow in a chain of parents up to a wrap: bounded anyway */
+	for (int depth = 0; pid > 1 && depth < 64; depth++) {
+		struct pid_parent key = { pid, 0 }, *up;
+
+		used = strlen(buf);
+		if (used + 2 < len) {
+			nsk_sessions__of_pid(v, nv, pid, buf + used + (used ? 1 : 0),
+					     len - used - (used ? 1 : 0));
+			if (used && buf[used + 1])
+				buf[used] = ',';
+		}
+		up = bsearch(&key, tree, (size_t)n, sizeof(*tree), parent_by_pid);
+		if (!up)
+			break;
+		pid = up->ppid;
+	}
+}
+
 void nsk_ps__sessions(struct nsk_ps_row *rows, int n)
 {
 	struct nsk_session_info *v = NULL;
+	struct pid_parent *tree = NULL;
 	char path[4096], err[4400];
 	int dirfd, nv = 0;
 
 	dirfd = nsk_session_dir__open(0, path, sizeof(path), err, sizeof(err));
 	if (dirfd < 0)
 		return; /* no sessions, or none we may trust */
-	if (!nsk_sessions__list(dirfd, 0, &v, &nv))
-		for (int i = 0; i < n; i++)
-			nsk_sessions__of_pid(v, nv, rows[i].p.pid, rows[i].sessions,
-					     sizeof(rows[i].sessions));
+	if (nsk_sessions__list(dirfd, 0, &v, &nv) || !nv)
+		goto cleanup;
+	tree = calloc((size_t)n + 1, sizeof(*tree));
+	if (!tree)
+		goto cleanup;
+	for (int i = 0; i < n; i++)
+		tree[i] = (struct pid_parent){ rows[i].p.pid, rows[i].p.ppid };
+	qsort(tree, (size_t)n, sizeof(*tree), parent_by_pid);
+	for (int i = 0; i < n; i++)
+		sessions_of(v, nv, tree, n, rows[i].p.pid, rows[i].sessions,
+			    sizeof(rows[i].sessions));
+cleanup:
+	free(tree);
 	free(v);
 	close(dirfd);
 }

@@ -284,7 +284,8 @@ static void print_text(FILE *f, const struct nsk_session_info *v, int n)
 		}
 		file = nsk_out__escaped(s->st.file);
 		sig = nsk_out__escaped(s->st.signals);
-		fprintf(f, "%-16.16s %-8s %6s %7s %7s %6s %6s %.22s\n", s->st.name,
+		/* 63 columns before the target: 17 are left of 80 */
+		fprintf(f, "%-16.16s %-8s %6s %7s %7s %6s %6s %.17s\n", s->st.name,
 			nsk_session_status__name(s->status), size, tm, ev, lost, cost,
 			t ? t : "?");
 		fprintf(f, "  %s  [%s]%s\n", file ? file : "?", sig ? sig : "",

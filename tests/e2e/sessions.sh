@@ -100,6 +100,26 @@ sys.exit(0 if r and r[0]["sessions"] == ["hot"] else 1)' "$TMPD/ps.json" ||
 	fail "ps sessions: $(cat "$TMPD/ps.json")"
 echo "ok: ps lists hot on pid $tp"
 
+# ... and on the rows of the target's children, which it records too.
+"$NUSKU" record --background --name kids -e cpu -F 99 -- sh -c "'$WORKLOADS/cpu_hot' 120; true" \
+	>/dev/null 2>"$TMPD/err" || fail "kids: $(cat "$TMPD/err")"
+kp=$(field kids target_pid)
+i=0
+until kid=$(pgrep -P "$kp" -x cpu_hot); do
+	i=$((i + 1))
+	[ $i -le 300 ] || fail "kids: no cpu_hot child of $kp after 30 s"
+	sleep 0.1
+done
+orphans="$orphans $kid $kp"
+"$NUSKU" ps --format json "$kid" >"$TMPD/ps.json" || fail "ps of the child"
+python3 -c '
+import json, sys
+r = [p for p in json.load(open(sys.argv[1])) if p["pid"] == int(sys.argv[2])]
+sys.exit(0 if r and r[0]["sessions"] == ["kids"] else 1)' "$TMPD/ps.json" "$kid" ||
+	fail "ps sessions of the child $kid: $(cat "$TMPD/ps.json")"
+"$NUSKU" stop kids >/dev/null 2>"$TMPD/err" || fail "stop kids: $(cat "$TMPD/err")"
+echo "ok: ps lists kids on its target's child $kid"
+
 # live NAME: the running session's file, followed; leaving it leaves the
 # session running.
 "$NUSKU" live hot --snapshot -n 4 -i 1 --view cpu >"$TMPD/live.out" 2>"$TMPD/live.err" ||
