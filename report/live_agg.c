@@ -13,31 +13,34 @@
 
 #include <sqlite3.h>
 
+#include "report/alloc_site.h"
 #include "report/live_db.h"
 
 struct agg_def {
 	const char *table[2]; /* whose rowids the watermarks follow */
 	const char *create;
 	const char *add[2];   /* ?1 old watermark, ?2 new watermark */
-	const char *after;    /* run after each update, may be NULL */
+	int (*after)(sqlite3 *db); /* run after each update, may be NULL */
 };
 
-/* A site is the first frame outside the allocator (libc, libstdc++, ld.so,
- * the usual allocator libraries, the malloc family by name), as in
- * `nusku report --by alloc-site`; the leaf when every frame is inside. */
-#define ALLOC_SITE(stack)                                                       \
-	"coalesce((SELECT sf.func_id FROM stack_frame sf JOIN func u "           \
-	"ON u.id = sf.func_id WHERE sf.stack_id = " stack " AND NOT ("          \
-	"u.module LIKE 'libc.so%' OR u.module LIKE 'libc-%' "                   \
-	"OR u.module LIKE 'libstdc++%' OR u.module LIKE 'ld-linux%' "           \
-	"OR u.module LIKE 'libjemalloc%' OR u.module LIKE 'libtcmalloc%' "      \
-	"OR u.module LIKE 'libmimalloc%' OR u.name IN ('malloc', 'calloc', "    \
-	"'realloc', 'reallocarray', 'aligned_alloc', 'posix_memalign', "        \
-	"'memalign', 'valloc', 'pvalloc', '__libc_malloc', '__libc_calloc', "   \
-	"'__libc_realloc', '__libc_memalign', 'operator new', "                 \
-	"'operator new[]', '_Znwm', '_Znam', 'mmap', 'mmap64', '__mmap', "      \
-	"'sbrk', '__sbrk', 'brk', '__brk')) ORDER BY sf.pos LIMIT 1), "         \
-	"(SELECT leaf_func_id FROM stack WHERE id = " stack "))"
+/* Stacks never change: each one's site (report/alloc_site.h, the rule of
+ * `nusku report --by alloc-site`) is found once. */
+static int find_sites(sqlite3 *db)
+{
+	char *site = NULL, *sql, err[128];
+	int ret = nsk_alloc_site__expr(db, "x.stack_id", &site, err, sizeof(err));
+
+	if (ret)
+		return ret;
+	sql = sqlite3_mprintf("INSERT OR IGNORE INTO temp.live_site SELECT x.stack_id, "
+			      "%s FROM (SELECT DISTINCT stack_id FROM temp.live_alloc "
+			      "WHERE stack_id NOT IN (SELECT stack_id FROM temp.live_site)) x",
+			      site);
+	ret = !sql ? -ENOMEM : sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK ? -EIO : 0;
+	sqlite3_free(sql);
+	sqlite3_free(site);
+	return ret;
+}
 
 static const struct agg_def defs[NSK_LIVE_NVIEWS] = {
 	[NSK_LIVE_CPU] = {
@@ -78,11 +81,7 @@ static const struct agg_def defs[NSK_LIVE_NVIEWS] = {
 		  "AND a.fn IS NOT 'reserve' "
 		  "GROUP BY a.pid, a.tid, a.stack_id ON CONFLICT DO UPDATE SET "
 		  "live = live + excluded.live" },
-		/* Stacks never change: each one's site is found once. */
-		"INSERT OR IGNORE INTO temp.live_site SELECT x.stack_id, "
-		ALLOC_SITE("x.stack_id") " FROM (SELECT DISTINCT stack_id "
-		"FROM temp.live_alloc WHERE stack_id NOT IN "
-		"(SELECT stack_id FROM temp.live_site)) x",
+		find_sites,
 	},
 	/* Off-CPU: per thread, the time blocked and its latest interval
 	 * (the row whose end is latest: SQLite takes bare columns from the
@@ -182,7 +181,5 @@ int nsk_live_agg__update(struct nsk_live_db *db, int view, uint64_t since,
 		if (err < 0)
 			return err;
 	}
-	if (d->after && sqlite3_exec(db->sql, d->after, NULL, NULL, NULL) != SQLITE_OK)
-		return -EIO;
-	return 0;
+	return d->after ? d->after(db->sql) : 0;
 }

@@ -16,11 +16,9 @@
  * them, the summary says how much there was (alloc_notes.c).
  *
  * A site is the first frame of the allocation's stack outside the
- * allocator: frames of the allocator object (the recording's
- * alloc.allocator meta), of libc, libstdc++, ld.so and the usual allocator
- * libraries, and functions of the malloc family by name (a static binary),
- * are skipped; strdup() or fopen() count at their caller.  A site is a
- * function; its "stack" is the call path that allocated the most there.
+ * allocator (report/alloc_site.h: the rule the live view follows too).  A
+ * site is a function; its "stack" is the call path that allocated the
+ * most there.
  *
  * Sampled recordings carry weights: bytes = sum of weights, and an
  * allocation of size s with weight w stands for w / s allocations; with
@@ -37,6 +35,7 @@
 
 #include "report/report.h"
 #include "report/load.h"
+#include "report/alloc_site.h"
 #include "report/views.h"
 
 /* Rows that are heap: every allocation but reservations. */
@@ -119,53 +118,31 @@ const struct nsk_measure *const nsk_measure_live = &live_measure;
  * allocated, from every row or sum loaded (a filter selects later). */
 int nsk_alloc__sites(sqlite3 *db, char *err, size_t len)
 {
-	char allocator[256] = "", *sql, *msg = NULL;
-	const char *base;
-	sqlite3_stmt *st = NULL;
-	int ret = 0;
+	char *site = NULL, *sql = NULL, *msg = NULL;
+	int ret = nsk_alloc_site__expr(db, "x.stack_id", &site, err, len);
 
-	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = "
-			       "'alloc.allocator' LIMIT 1", -1, &st, NULL) != SQLITE_OK) {
-		snprintf(err, len, "%s", sqlite3_errmsg(db));
-		return -EIO;
-	}
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
-		const char *path = (const char *)sqlite3_column_text(st, 0);
-
-		base = strrchr(path, '/');
-		snprintf(allocator, sizeof(allocator), "%s", base ? base + 1 : path);
-	}
-	sqlite3_finalize(st);
+	if (ret)
+		return ret;
 	sql = sqlite3_mprintf(
 		"DROP TABLE IF EXISTS temp.asite;"
 		"CREATE TEMP TABLE asite (stack_id INTEGER PRIMARY KEY, func_id INTEGER);"
-		"INSERT INTO temp.asite SELECT x.stack_id, coalesce(("
-		" SELECT sf.func_id FROM stack_frame sf JOIN func u ON u.id = sf.func_id"
-		" WHERE sf.stack_id = x.stack_id AND NOT ("
-		"  u.module = %Q OR u.module LIKE 'libc.so%%' OR u.module LIKE 'libc-%%'"
-		"  OR u.module LIKE 'libstdc++%%' OR u.module LIKE 'ld-linux%%'"
-		"  OR u.module LIKE 'libjemalloc%%' OR u.module LIKE 'libtcmalloc%%'"
-		"  OR u.module LIKE 'libmimalloc%%'"
-		"  OR u.name IN ('malloc', 'calloc', 'realloc', 'reallocarray',"
-		"   'aligned_alloc', 'posix_memalign', 'memalign', 'valloc', 'pvalloc',"
-		"   '__libc_malloc', '__libc_calloc', '__libc_realloc', '__libc_memalign',"
-		"   'operator new', 'operator new[]', '_Znwm', '_Znam', 'mmap', 'mmap64',"
-		"   '__mmap', '__mmap64', 'sbrk', '__sbrk', 'brk', '__brk'))"
-		" ORDER BY sf.pos LIMIT 1),"
-		" (SELECT leaf_func_id FROM stack WHERE id = x.stack_id))"
+		"INSERT INTO temp.asite SELECT x.stack_id, %s"
 		" FROM (SELECT stack_id FROM main.alloc WHERE " HEAP
 		" UNION SELECT stack_id FROM main.alloc_sum WHERE " HEAP ") x",
-		allocator);
+		site);
 	if (!sql) {
 		snprintf(err, len, "out of memory");
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto cleanup;
 	}
 	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
 		snprintf(err, len, "%s", msg ? msg : "SQL error");
 		ret = -EIO;
 	}
+cleanup:
 	sqlite3_free(msg);
 	sqlite3_free(sql);
+	sqlite3_free(site);
 	return ret;
 }
 
