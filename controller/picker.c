@@ -2,7 +2,7 @@
  * screen, htop's keys (arrows, PgUp/PgDn, Home/End, / to filter, F6 or s
  * to sort, Enter to pick, q to leave), r to start saving the process to a
  * file (a background session, `nusku record --background`) and x to stop
- * it (`nusku stop`).  The rows come again every two seconds; the cursor
+ * it (`nusku stop`), on the host the list comes from (--ssh: over ssh).  The rows come again every two seconds; the cursor
  * stays on its process.  Names and command lines are escaped before they
  * reach the screen, as everywhere else.
  */
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "controller/picker.h"
+#include "controller/remote.h"
 #include "report/output.h"
 
 #define REFRESH_MS 2000
@@ -198,24 +199,49 @@ static int run_nusku(char *const *argv, char *out, size_t outlen)
 	return st;
 }
 
-/* r: the process under the cursor recorded to a file in the background. */
+/* nusku WORDS... here (argv[0] "nusku"), or over ssh on the host the rows
+ * come from, with the --ssh-opt words and --remote-nusku of the list:
+ * the exit status, and in out (NUL-terminated) what it said, its error
+ * line when it failed. */
+static int nusku_there(const struct picker *p, char *const *argv, char *out, size_t outlen)
+{
+	struct nsk_remote r = { p->o->ssh_host, p->o->ssh_opts, p->o->nssh_opts,
+				p->o->remote_nusku };
+	char *buf = NULL;
+	size_t len = 0;
+	int st;
+
+	if (!p->o->ssh_host)
+		return run_nusku(argv, out, outlen);
+	*out = '\0';
+	st = nsk_remote__run(&r, (const char *const *)argv + 1, &buf, &len, out, outlen);
+	if (st == 0) {
+		if (len >= outlen)
+			len = outlen - 1;
+		memcpy(out, buf ? buf : "", len);
+		out[len] = '\0';
+	}
+	free(buf);
+	return st;
+}
+
+/* r: the process under the cursor recorded to a file in the background,
+ * on the host it runs on. */
 static void start_saving(struct picker *p, const struct nsk_ps_row *r)
 {
 	char spid[16], out[512];
 	char *argv[] = { "nusku", "record", "--background", "-q", "-p", spid, NULL };
 	int st;
 
-	if (p->o->ssh_host) {
-		snprintf(p->msg, sizeof(p->msg), "r: background recording is local only");
-		return;
-	}
 	snprintf(spid, sizeof(spid), "%d", r->p.pid);
-	st = run_nusku(argv, out, sizeof(out));
+	st = nusku_there(p, argv, out, sizeof(out));
 	if (st == 0) {
-		char *tab = strchr(out, '\t');
+		char *tab = strchr(out, '\t'), *nl;
 
 		if (tab)
 			*tab++ = '\0';
+		if (tab && (nl = strchr(tab, '\n')))
+			*nl = '\0';
 		snprintf(p->msg, sizeof(p->msg), "saving pid %d as session %.64s to %.120s (x stops it)",
 			 r->p.pid, out, tab ? tab : "?");
 	} else {
@@ -227,18 +253,14 @@ static void start_saving(struct picker *p, const struct nsk_ps_row *r)
 static void stop_saving(struct picker *p, const struct nsk_ps_row *r)
 {
 	char name[256], out[512];
-	char *argv[] = { "nusku", "stop", name, NULL, NULL, NULL };
+	char *argv[] = { "nusku", "stop", name, NULL };
 
 	if (!*r->sessions) {
 		snprintf(p->msg, sizeof(p->msg), "x: no session records pid %d", r->p.pid);
 		return;
 	}
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(r->sessions, ","), r->sessions);
-	if (p->o->ssh_host) {
-		argv[3] = "--ssh";
-		argv[4] = (char *)p->o->ssh_host;
-	}
-	if (run_nusku(argv, out, sizeof(out)) == 0)
+	if (nusku_there(p, argv, out, sizeof(out)) == 0)
 		snprintf(p->msg, sizeof(p->msg), "session %.100s stopped; its file is whole", name);
 	else
 		snprintf(p->msg, sizeof(p->msg), "x: %.200s", *out ? out : "stop failed");

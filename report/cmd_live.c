@@ -336,7 +336,10 @@ static void check_child(struct run *r)
 	 * the program ends by the recorder's SIGTERM (or SIGKILL): that is
 	 * the stop asked for, not a failure. */
 	if (r->stopped && (status == 128 + SIGINT || status == 128 + SIGTERM ||
-			   status == 128 + SIGKILL)) {
+			   status == 128 + SIGKILL ||
+			   /* ssh itself, killed by that SIGINT: the remote
+			    * recorder ends as its connection goes */
+			   (r->o->ssh_host && status == 255))) {
 		r->child_msg[0] = '\0';
 		return;
 	}
