@@ -48,6 +48,7 @@ static void usage(FILE *f)
 		"       nusku live [options] -p PID       record a running process and show it\n"
 		"       nusku live [options] -- CMD ARGS  launch, record and show\n"
 		"       nusku live --ssh [user@]host [options] (-p PID | -- CMD ARGS)\n"
+		"       nusku live --ssh [user@]host [options] (FILE | NAME)  one there\n"
 		"       nusku live [--ssh [user@]host] [options]  pick a process from a list\n"
 		"\n"
 		"options:\n"
@@ -66,6 +67,8 @@ static void usage(FILE *f)
 		"      --ssh [USER@]HOST  record on HOST over ssh and show it here\n"
 		"      --ssh-opt OPTS     options for ssh, split at blanks (repeatable)\n"
 		"      --remote-nusku P   the nusku program on the remote host\n"
+		"      --raw              copy FILE or NAME's bytes to stdout as they come,\n"
+		"                         no view (what live --ssh runs there)\n"
 		"\n"
 		"On a terminal: 1-5/Tab views, s sort, w window, space pause, t/P thread/\n"
 		"process filter, c clear, q quit.  Otherwise a text snapshot per interval.\n");
@@ -132,7 +135,7 @@ static int resolve_session(struct nsk_live_opts *o)
 static int parse(int argc, char **argv, struct nsk_live_opts *o)
 {
 	enum { O_TOP = 256, O_WINDOW, O_VIEW, O_SNAPSHOT, O_RECORD_OPT, O_SSH,
-	       O_SSH_OPT, O_REMOTE };
+	       O_SSH_OPT, O_REMOTE, O_RAW };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -149,6 +152,7 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 		{ "ssh", required_argument, NULL, O_SSH },
 		{ "ssh-opt", required_argument, NULL, O_SSH_OPT },
 		{ "remote-nusku", required_argument, NULL, O_REMOTE },
+		{ "raw", no_argument, NULL, O_RAW },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -242,6 +246,9 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 		case O_REMOTE:
 			o->remote_nusku = optarg;
 			break;
+		case O_RAW:
+			o->raw = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -263,16 +270,22 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 			"to record, not both\n");
 		return 2;
 	}
-	if (o->input && (o->pid || o->ssh_host)) {
-		fprintf(stderr, "nusku live: give a recording, or -p/--/--ssh "
+	if (o->input && o->pid) {
+		fprintf(stderr, "nusku live: give a recording, or -p/-- "
 			"to record one, not both\n");
+		return 2;
+	}
+	if (o->raw && (!o->input || !strcmp(o->input, "-") || o->ssh_host)) {
+		fprintf(stderr, "nusku live: --raw copies a FILE or session NAME "
+			"of this host\n");
 		return 2;
 	}
 	if (o->pid && o->cmd) {
 		fprintf(stderr, "nusku live: -p and a command exclude each other\n");
 		return 2;
 	}
-	if (o->input && resolve_session(o) < 0)
+	/* with --ssh, FILE or NAME is the remote host's: looked up there */
+	if (o->input && !o->ssh_host && resolve_session(o) < 0)
 		return 2;
 	if (!o->input && !o->pid && !o->cmd) {
 		fprintf(stderr, "nusku live: nothing to show: give FILE, '-', "
@@ -517,7 +530,7 @@ int cmd_live(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	res = cmd_live_run(&o);
+	res = o.raw ? nsk_live__raw(&o) : cmd_live_run(&o);
 cleanup:
 	free(o.ssh_opts);
 	free(o.record_args);

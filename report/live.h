@@ -38,7 +38,15 @@ struct nsk_live_opts {
 	int top;		  /* rows per view in a snapshot (default 5) */
 	int force_snapshot;	  /* --snapshot: even on a terminal */
 	const char *view;	  /* --view NAME: first view / only one in snapshot */
+	int raw;		  /* --raw: copy the recording's bytes to stdout,
+				   * no view (what live FILE|NAME --ssh runs on
+				   * the remote host) */
 };
+
+/* --raw: the recording o->input names (a file, or a session's file)
+ * copied to stdout as it grows, until its writer is gone and all of it
+ * is out, or stdout goes.  The exit status. */
+int nsk_live__raw(const struct nsk_live_opts *o);
 
 /* ---- source ------------------------------------------------------------------- */
 

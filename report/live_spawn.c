@@ -143,7 +143,15 @@ char **nsk_live__ssh_argv(const struct nsk_live_opts *o, int batch)
 	push(&a, o->ssh_host);
 
 	push(&words, o->remote_nusku ? o->remote_nusku : "nusku");
-	push_record_words(&words, o);
+	if (o->input) {
+		/* a recording there (a file, a session): its bytes, as they
+		 * come; the view is here */
+		push(&words, "live");
+		push(&words, "--raw");
+		push(&words, o->input);
+	} else {
+		push_record_words(&words, o);
+	}
 	if (words.failed || !words.v)
 		goto cleanup;
 	for (int i = 0; i < words.n; i++)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# nusku sessions, stop and ps's sessions column over ssh, against an sshd
+# nusku sessions, stop, live NAME and ps's sessions column over ssh, against an sshd
 # this test starts on 127.0.0.1 (tests/e2e/sshd_lib.sh): a background
 # session started here is listed by the remote side as it is here, named
 # on its target's remote ps row, stopped over ssh (the file then ends with
@@ -8,6 +8,7 @@
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 . "$TOP_SRCDIR/tests/e2e/record_lib.sh"
 . "$TOP_SRCDIR/tests/e2e/sshd_lib.sh"
+. "$TOP_SRCDIR/tests/e2e/live_lib.sh"
 need_bpf
 command -v python3 >/dev/null || skip "python3 reads the JSON here"
 [ -x "$WORKLOADS/cpu_hot" ] || fail "cpu_hot not built"
@@ -64,6 +65,19 @@ r = json.load(open(sys.argv[1]))
 sys.exit(0 if r and r[0]["sessions"] == ["remote1"] else 1)' "$TMPD/ps.json" ||
 	fail "ps --ssh sessions: $(cat "$TMPD/ps.json")"
 echo "ok: ps --ssh names remote1 on pid $tp"
+
+# live NAME --ssh: the remote session's file, followed there, shown here;
+# leaving leaves the session running
+"$NUSKU" live $R --ssh-opt "$SSHOPT" remote1 --snapshot -n 4 -i 1 --view cpu \
+	>"$TMPD/live.out" 2>"$TMPD/err" </dev/null || fail "live --ssh remote1: $(cat "$TMPD/err")"
+top=$(live_first_top_function "$TMPD/live.out")
+[ "$top" = hot_a ] || fail "live --ssh remote1: top function '$top': $(cat "$TMPD/live.out")"
+"$NUSKU" sessions --format json >"$TMPD/local.json" || fail "sessions"
+[ "$(jfield "$TMPD/local.json" remote1 state)" = running ] || fail "after live --ssh: $(jfield "$TMPD/local.json" remote1 state)"
+"$NUSKU" live $R --ssh-opt "$SSHOPT" nosuch --snapshot -n 1 >/dev/null 2>"$TMPD/err" </dev/null; st=$?
+[ $st != 0 ] && grep -q 'no such file or session' "$TMPD/err" ||
+	fail "live --ssh nosuch: exit $st: $(cat "$TMPD/err")"
+echo "ok: live --ssh remote1 shows hot_a, and remote1 still runs"
 
 # stop --ssh: an unknown name, then remote1
 "$NUSKU" stop $R --ssh-opt "$SSHOPT" nosuch >/dev/null 2>"$TMPD/err" </dev/null; st=$?
