@@ -600,7 +600,7 @@ static int drain(struct nsk_session *s, uint64_t deadline)
 /* While this thread gives way to the program (spill.h), the stop signals
  * go to a thread of normal priority: the kernel would otherwise pick this
  * one, and on a busy machine its handler could wait a long time to run. */
-static void yield_to_program(struct nsk_session *s, int on)
+static void yield_to_program(struct nsk_session *s, int on, uint64_t until)
 {
 	sigset_t set;
 
@@ -609,7 +609,7 @@ static void yield_to_program(struct nsk_session *s, int on)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	if (on) {
-		if (!s->spill || nsk_spill__yield(s->spill, s->pidfd))
+		if (!s->spill || nsk_spill__yield(s->spill, s->pidfd, until))
 			return;
 		yielding_spill = s->spill;
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
@@ -657,11 +657,14 @@ static int event_loop(struct nsk_session *s)
 		return nsk_session__fail(s, err, "cannot start a thread: %s",
 					 strerror(-err));
 	}
-	yield_to_program(s, 1);
+	yield_to_program(s, 1, end);
 	while (!stop_signal && !s->err) {
 		uint64_t now = nsk_session__now();
 		int timeout = next_tick > now ? (int)((next_tick - now) / 1000000) + 1 : 0;
-		int n = epoll_wait(ep, evs, 4, timeout);
+		int n;
+
+		nsk_spill__rest(s->spill); /* gives way again, if lent */
+		n = epoll_wait(ep, evs, 4, timeout);
 
 		if (n < 0 && errno != EINTR) {
 			err = nsk_session__fail(s, -errno, "epoll: %s", strerror(errno));
@@ -686,7 +689,7 @@ static int event_loop(struct nsk_session *s)
 		if (end && now >= end)
 			break;
 	}
-	yield_to_program(s, 0);
+	yield_to_program(s, 0, 0);
 	close(ep);
 	return err ? err : s->err;
 }

@@ -89,6 +89,8 @@ struct nsk_spill {
 	int yielding;	/* it gives way while lent is 0 */
 	int lent;	/* it has the normal priority now */
 	int hurry_fd;	/* in ep while it may still hurry; -1 none */
+	uint64_t hurry_at;  /* hurry then (CLOCK_MONOTONIC ns); 0 none */
+	uint64_t rested_ns; /* the loop last came round (nsk_spill__rest) */
 };
 
 static uint64_t now_ns(void)
@@ -250,30 +252,50 @@ static void lend(struct nsk_spill *sp)
 }
 
 /* From the draining thread after each pass: lends when the oldest block
- * has waited too long or the blocks fill an eighth of the cap. */
+ * has waited too long or the blocks fill an eighth of the cap, or the
+ * session's loop has not come round for as long; hurries when its time
+ * has come. */
 static void lend_if_late(struct nsk_spill *sp)
 {
-	uint64_t at;
+	uint64_t at, now, until;
 	size_t queued;
 
-	if (!__atomic_load_n(&sp->yielding, __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&sp->lent, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&sp->yielding, __ATOMIC_ACQUIRE))
+		return;
+	now = now_ns();
+	until = __atomic_load_n(&sp->hurry_at, __ATOMIC_ACQUIRE);
+	if (until && now >= until) {
+		nsk_spill__hurry(sp);
+		return;
+	}
+	if (__atomic_load_n(&sp->lent, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&sp->lock);
 	at = sp->head ? sp->head->at : 0;
 	queued = sp->queued;
 	pthread_mutex_unlock(&sp->lock);
-	if ((at && now_ns() - at >= NSK_SPILL_LAG_MS * 1000000ull) || queued >= sp->cap / 8)
+	if ((at && now - at >= NSK_SPILL_LAG_MS * 1000000ull) || queued >= sp->cap / 8 ||
+	    now - __atomic_load_n(&sp->rested_ns, __ATOMIC_ACQUIRE) >=
+		    NSK_SPILL_LAG_MS * 1000000ull)
 		lend(sp);
 }
 
-/* From the session's thread, nothing left to dispatch: it gives way again
- * (idle first, then lent 0, so a lend racing with this one is not lost:
- * the draining thread lends only from lent 0). */
-static void take_back(struct nsk_spill *sp)
+/* Lent and about to wait with nothing left to dispatch: the session's
+ * thread gives way again (idle first, then lent 0, so a lend racing with
+ * this one is not lost: the draining thread lends only from lent 0). */
+void nsk_spill__rest(struct nsk_spill *sp)
 {
-	if (!__atomic_load_n(&sp->yielding, __ATOMIC_ACQUIRE) ||
-	    !__atomic_load_n(&sp->lent, __ATOMIC_ACQUIRE))
+	int empty;
+
+	if (!sp || !__atomic_load_n(&sp->yielding, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&sp->rested_ns, now_ns(), __ATOMIC_RELEASE);
+	if (!__atomic_load_n(&sp->lent, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&sp->lock);
+	empty = !sp->head;
+	pthread_mutex_unlock(&sp->lock);
+	if (!empty)
 		return;
 	set_policy(0, SCHED_IDLE);
 	__atomic_store_n(&sp->lent, 0, __ATOMIC_RELEASE);
@@ -295,7 +317,7 @@ static int may_come_back(void)
 	return found && (caps >> 23 & 1); /* CAP_SYS_NICE */
 }
 
-int nsk_spill__yield(struct nsk_spill *sp, int fd)
+int nsk_spill__yield(struct nsk_spill *sp, int fd, uint64_t until)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = NSK_SPILL_HURRY_FD };
 	int err;
@@ -303,6 +325,8 @@ int nsk_spill__yield(struct nsk_spill *sp, int fd)
 	if (!sp || !sp->running || !may_come_back())
 		return -EPERM;
 	__atomic_store_n(&sp->consumer, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	__atomic_store_n(&sp->hurry_at, until, __ATOMIC_RELEASE);
+	__atomic_store_n(&sp->rested_ns, now_ns(), __ATOMIC_RELEASE);
 	if (fd >= 0 && !epoll_ctl(sp->ep, EPOLL_CTL_ADD, fd, &ev))
 		__atomic_store_n(&sp->hurry_fd, fd, __ATOMIC_RELEASE);
 	err = set_policy(0, SCHED_IDLE);
@@ -404,10 +428,8 @@ int nsk_spill__dispatch(struct nsk_spill *sp, uint64_t deadline)
 		pthread_mutex_lock(&sp->lock);
 		b = sp->head;
 		pthread_mutex_unlock(&sp->lock);
-		if (!b && !more) {
-			take_back(sp);
+		if (!b && !more)
 			return 0;
-		}
 		if (deadline && now_ns() >= deadline)
 			return 1;
 		if (!b)

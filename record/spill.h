@@ -58,15 +58,22 @@ void nsk_spill__stop(struct nsk_spill *sp);
  * the program.  So the calling thread asks for the CPU only when nothing
  * else wants it (SCHED_IDLE), and the draining thread, which keeps its
  * normal priority, lends the normal priority back while records have
- * waited longer than NSK_SPILL_LAG_MS or fill an eighth of the cap, and
- * for good once nsk_spill__hurry is called or fd (a pidfd: the program's
- * end) becomes readable.  The records wait in memory meanwhile, as they
- * do behind any slow consumer; nothing is dropped that would not be.
+ * waited longer than NSK_SPILL_LAG_MS or fill an eighth of the cap, or
+ * when the session's loop has not come round to nsk_spill__rest for that
+ * long (its timers: a status line, a poll); and for good once
+ * nsk_spill__hurry is called, fd (a pidfd: the program's end) becomes
+ * readable or the time until (CLOCK_MONOTONIC ns, 0: none; a --duration)
+ * comes.  The records wait in memory meanwhile, as they do behind any slow
+ * consumer; nothing is dropped that would not be.
  *
  * Only with CAP_SYS_NICE: without it a thread that went to SCHED_IDLE
  * could not come back.  Returns 0, or -EPERM when it stays as it is.
  * After nsk_spill__start, from the session's thread; fd -1: none. */
-int nsk_spill__yield(struct nsk_spill *sp, int fd);
+int nsk_spill__yield(struct nsk_spill *sp, int fd, uint64_t until);
+
+/* From the session's thread, about to wait for more: lent the normal
+ * priority, it gives way again now if no record waits. */
+void nsk_spill__rest(struct nsk_spill *sp);
 
 /* The normal priority back for good, now.  Async-signal-safe: a stop
  * signal's handler calls it, in whichever thread the kernel picked. */
