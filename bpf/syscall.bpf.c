@@ -178,6 +178,25 @@ struct {
 	__type(value, struct nsk_sc_thread);
 } sc_threads SEC(".maps");
 
+/* The last thread on this CPU found not to be a target.  Most syscalls on
+ * a machine are other processes', made by one thread after another on a
+ * CPU; for those the map of targets (a hash) is not asked again.  Keyed by
+ * the task and its start time, since a pid and a task_struct can be used
+ * again, and a thread never becomes a target later: a target's child is
+ * put in the map by the fork before it first runs (bpf/proc.bpf.c), the
+ * root of the recording before these programs are attached. */
+struct nsk_sc_not_target {
+	__u64 task;
+	__u64 start;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nsk_sc_not_target);
+} sc_not_target SEC(".maps");
+
 static __always_inline void count_in(void *map, __u32 what)
 {
 	__u64 *n = bpf_map_lookup_elem(map, &what);
@@ -631,9 +650,19 @@ int BPF_PROG(nsk_sys_enter, struct pt_regs *regs, long nr)
 	t = bpf_task_storage_get(&sc_threads, task, 0, 0);
 	if (!t) {
 		/* First call of this thread, or not a target at all. */
-		tgid = nsk_cur_tgid();
-		if (!nsk_is_target(tgid))
+		__u32 zero = 0;
+		struct nsk_sc_not_target *nt = bpf_map_lookup_elem(&sc_not_target, &zero);
+
+		if (nt && nt->task == (__u64)task && nt->start == task->start_time)
 			return 0;
+		tgid = nsk_cur_tgid();
+		if (!nsk_is_target(tgid)) {
+			if (nt) {
+				nt->task = (__u64)task;
+				nt->start = task->start_time;
+			}
+			return 0;
+		}
 		t = bpf_task_storage_get(&sc_threads, task, 0,
 					 BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!t)
