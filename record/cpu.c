@@ -189,13 +189,15 @@ static int cpu_load(struct nsk_session *s, void **state)
 	}
 	st->skel->rodata->kernel_stacks = o->kernel_stacks ? 1 : 0;
 	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
-	/* room for an eighth of a second of samples of the largest size,
-	 * with their stack copies, on every CPU (the ring is drained every
-	 * 5 ms) */
+	/* room for an eighth of a second of samples of the largest size
+	 * sent, with their stack copies, on every CPU (the ring is drained
+	 * every 5 ms).  Not sizeof(struct nsk_ev_cpu_sample): that holds the
+	 * largest copy already and counted it twice, doubling the ring. */
 	bpf_map__set_max_entries(st->skel->maps.cpu_events,
 				 nsk_session__ring_bytes(
 					 (uint64_t)st->ncpu * (o->freq_hz ? o->freq_hz : 999) *
-					 (sizeof(struct nsk_ev_cpu_sample) +
+					 (NSK_EV_CPU_SAMPLE_HDR_SIZE +
+					  8 * 2 * NSK_MAX_STACK_DEPTH +
 					  st->skel->rodata->ustack_bytes) / 8));
 	/* For tests of loss accounting: a ring buffer small enough to fill
 	 * (a power of two, at least a page). */

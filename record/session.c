@@ -32,6 +32,7 @@
 #include "config.h"
 #include "record/stacks/intern.h"
 #include "record/stacks/kallsyms.h"
+#include "record/heap.h"
 #include "record/spill.h"
 #include "record/procs/proc_watch.h"
 #include "record/record.h"
@@ -837,6 +838,7 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	s->launched = !opts->pid;
 	s->status_tty = !opts->quiet && isatty(STDERR_FILENO);
 	libbpf_set_print(libbpf_quiet);
+	nsk_heap__bound();
 	set_signals();
 	pick_signals(s);
 
@@ -875,6 +877,7 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	err = nsk_session__check_kallsyms(s);
 	if (err)
 		goto cleanup;
+	nsk_heap__trim(); /* what the loads freed */
 	err = nsk_target__release(s);
 	if (err)
 		goto cleanup;

@@ -6,8 +6,9 @@
  * and runs the callbacks without it; once the thread has stopped, it
  * drains the ring buffers itself.
  *
- * Every ring buffer has a libbpf ring_buffer of its own, consumed a
- * bounded number of bytes at a time: libbpf's consume goes on for as long
+ * Every ring buffer has a consumer of its own (record/ringbuf.c: its data
+ * mapped once, not twice as libbpf's), consumed a bounded number of bytes
+ * at a time: a plain consume goes on for as long
  * as the producers keep writing, and under a storm that is for ever.  It
  * once held the lock for the whole of a 9 s storm, so the session's thread
  * could not take a block, nor see a SIGINT, until the program ended.
@@ -29,6 +30,7 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 
+#include "record/ringbuf.h"
 #include "record/spill.h"
 
 #define NSK_SPILL_RINGS 16
@@ -65,7 +67,7 @@ struct ring {
 	uint32_t index;
 	ring_buffer_sample_fn fn;
 	void *ctx;
-	struct ring_buffer *rb;
+	struct nsk_ringbuf *rb;
 	size_t budget; /* bytes this pass may still take */
 };
 
@@ -141,8 +143,8 @@ static void publish(struct nsk_spill *sp)
 	sp->cur = NULL;
 }
 
-/* ring_buffer callback: copies the record; under the lock.  A negative
- * return stops libbpf's consume after this record (it has already moved
+/* ring buffer callback: copies the record; under the lock.  A negative
+ * return stops the consume after this record (it has already moved
  * the consumer position past it): the pass's budget is spent, or the cap
  * is reached and the kernel side keeps (and drops) the rest. */
 static int stash(void *ctx, void *data, size_t len)
@@ -185,19 +187,19 @@ int nsk_spill__add(struct nsk_spill *sp, int map_fd, ring_buffer_sample_fn fn,
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct ring *r;
+	int err;
 
 	if (sp->running || sp->nrings == NSK_SPILL_RINGS)
 		return -EINVAL;
 	r = &sp->rings[sp->nrings];
 	*r = (struct ring){ sp, sp->nrings, fn, ctx, NULL, 0 };
-	r->rb = ring_buffer__new(map_fd, stash, r, NULL);
-	if (!r->rb)
-		return -errno;
+	err = nsk_ringbuf__new(map_fd, stash, r, &r->rb);
+	if (err)
+		return err;
 	ev.data.u32 = sp->nrings;
-	if (epoll_ctl(sp->ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(r->rb), &ev)) {
-		int err = -errno;
-
-		ring_buffer__free(r->rb);
+	if (epoll_ctl(sp->ep, EPOLL_CTL_ADD, nsk_ringbuf__fd(r->rb), &ev)) {
+		err = -errno;
+		nsk_ringbuf__free(r->rb);
 		r->rb = NULL;
 		return err;
 	}
@@ -222,7 +224,7 @@ static int pass(struct nsk_spill *sp)
 			return -1;
 		}
 		r->budget = NSK_SPILL_PASS;
-		ring_buffer__consume(r->rb);
+		nsk_ringbuf__consume(r->rb);
 		if (!r->budget)
 			more = 1;
 		publish(sp);
@@ -491,7 +493,7 @@ uint64_t nsk_spill__discard(struct nsk_spill *sp)
 	sp->counted = 0;
 	for (uint32_t i = 0; i < sp->nrings; i++) {
 		sp->rings[i].budget = 16 * (size_t)NSK_SPILL_PASS;
-		ring_buffer__consume(sp->rings[i].rb);
+		nsk_ringbuf__consume(sp->rings[i].rb);
 	}
 	sp->counting = 0;
 	n += sp->counted;
@@ -533,7 +535,7 @@ void nsk_spill__free(struct nsk_spill *sp)
 	}
 	free(sp->cur);
 	for (uint32_t i = 0; i < sp->nrings; i++)
-		ring_buffer__free(sp->rings[i].rb);
+		nsk_ringbuf__free(sp->rings[i].rb);
 	close(sp->ep);
 	close(sp->efd);
 	pthread_mutex_destroy(&sp->lock);

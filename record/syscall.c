@@ -43,6 +43,7 @@
 #define DEFAULT_SLOW_NS 1000000ULL /* --slow-syscall default: 1 ms */
 #define DEFAULT_SAMPLE_NS 100000ULL /* --syscall-sample default: 100 us */
 #define BATCH 256
+#define VIEW_STEP (64u << 10) /* slot arrays are mapped this much at a time */
 
 /* (stack hash, pid) -> session stack id, open addressing. */
 struct stack_slot {
@@ -62,10 +63,12 @@ struct sc_state {
 	uint64_t set_end[2];	     /* when it was left; 0 while active */
 	uint64_t lost_seen[NSK_SC_LOST_MAX];
 	int ncpus;
-	/* The slot arrays, mmapped. */
+	/* The slot arrays, mmapped; of aggs only the slots handed out so
+	 * far (see view_slots). */
 	struct nsk_sc_agg *aggs;
 	struct nsk_sc_key *owners;
 	size_t aggs_len, owners_len;
+	size_t aggs_viewed; /* bytes of each set mapped */
 	/* Threads that ended, their slots not yet handed back. */
 	struct gone {
 		uint32_t pid, tid;
@@ -408,6 +411,35 @@ static int drain_hash(struct sc_state *st, int fd, int paths, uint64_t start,
 	return 0;
 }
 
+/* One set of aggregates, in bytes: page-aligned (16384 slots of 184). */
+#define SET_BYTES ((size_t)NSK_SC_SLOTS * sizeof(struct nsk_sc_agg))
+_Static_assert(SET_BYTES % VIEW_STEP == 0, "a set is whole view steps");
+
+/* Maps the first n slots of both sets, if they are not yet.  The kernel
+ * puts every page of a mapping of the array in at once, so mapping all
+ * 16384 slots of both sets cost 5.8 MB of RSS where a small program uses
+ * a few dozen; the kernel's own copy is there either way. */
+static int view_slots(struct sc_state *st, uint32_t n)
+{
+	size_t want = ((size_t)n * sizeof(struct nsk_sc_agg) + VIEW_STEP - 1) /
+		      VIEW_STEP * VIEW_STEP;
+	int fd = bpf_map__fd(st->skel->maps.sc_aggs);
+
+	if (want <= st->aggs_viewed)
+		return 0;
+	for (size_t set = 0; set < 2; set++) {
+		size_t at = set * SET_BYTES + st->aggs_viewed;
+		void *p = mmap((char *)st->aggs + at, want - st->aggs_viewed,
+			       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+			       (off_t)at);
+
+		if (p == MAP_FAILED)
+			return -errno;
+	}
+	st->aggs_viewed = want;
+	return 0;
+}
+
 /* Reads and empties map set `set`, whose window is [start, end]. */
 static int drain_set(struct sc_state *st, uint32_t set, uint64_t start,
 		     uint64_t end)
@@ -417,6 +449,11 @@ static int drain_set(struct sc_state *st, uint32_t set, uint64_t start,
 	struct nsk_sc_agg *aggs = st->aggs + (set ? NSK_SC_SLOTS : 0);
 	int err;
 
+	if (n > NSK_SC_SLOTS)
+		n = NSK_SC_SLOTS;
+	err = view_slots(st, n);
+	if (err)
+		return err;
 	err = read_errnos(st, bpf_map__fd(set ? skel->maps.sc_errnos1
 					      : skel->maps.sc_errnos0));
 	if (err)
@@ -689,10 +726,11 @@ static int map_slots(struct sc_state *st)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	void *p;
 
-	st->aggs_len = (2 * NSK_SC_SLOTS * sizeof(struct nsk_sc_agg) + page - 1) &
-		       ~(page - 1);
-	p = mmap(NULL, st->aggs_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(st->skel->maps.sc_aggs), 0);
+	/* address space for both sets; the slots are mapped into it as they
+	 * are handed out (view_slots) */
+	st->aggs_len = 2 * SET_BYTES;
+	p = mmap(NULL, st->aggs_len, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	st->aggs = p;
