@@ -139,6 +139,29 @@ int nsk_ringbuf__consume(struct nsk_ringbuf *r)
 	return n;
 }
 
+uint64_t nsk_ringbuf__skip(struct nsk_ringbuf *r)
+{
+	uint64_t cons = __atomic_load_n(r->consumer_pos, __ATOMIC_ACQUIRE);
+	uint64_t prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
+	uint64_t n = 0;
+
+	/* one look at the producer: at most a ring's worth, however fast
+	 * the producers go on writing */
+	while (cons < prod) {
+		const uint32_t *hdr = (const uint32_t *)(r->data + (cons & r->mask));
+		uint32_t word = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+		uint32_t len = word & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
+
+		if (word & BPF_RINGBUF_BUSY_BIT)
+			break;
+		cons += (len + BPF_RINGBUF_HDR_SZ + 7) & ~7ull;
+		if (!(word & BPF_RINGBUF_DISCARD_BIT))
+			n++;
+	}
+	__atomic_store_n(r->consumer_pos, cons, __ATOMIC_RELEASE);
+	return n;
+}
+
 void nsk_ringbuf__free(struct nsk_ringbuf *r)
 {
 	if (!r)

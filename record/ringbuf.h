@@ -13,6 +13,7 @@
 #define NUSKU_RECORD_RINGBUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <bpf/libbpf.h>
 
 struct nsk_ringbuf;
@@ -28,6 +29,11 @@ int nsk_ringbuf__fd(const struct nsk_ringbuf *r);
  * callback returns a negative value (then returned).  Returns how many
  * records were handed over otherwise. */
 int nsk_ringbuf__consume(struct nsk_ringbuf *r);
+
+/* Drops every record committed so far without reading it; returns how
+ * many.  It looks at the producer once, so it ends after at most a ring's
+ * worth of records even while the producers write on. */
+uint64_t nsk_ringbuf__skip(struct nsk_ringbuf *r);
 
 /* Bytes mapped for the ring (its resident cost). */
 size_t nsk_ringbuf__mapped(const struct nsk_ringbuf *r);

@@ -33,6 +33,7 @@
 #include "record/stacks/intern.h"
 #include "record/stacks/kallsyms.h"
 #include "record/heap.h"
+#include "record/hurry.h"
 #include "record/spill.h"
 #include "record/procs/proc_watch.h"
 #include "record/record.h"
@@ -65,6 +66,8 @@ static void on_stop_signal(int sig)
 				 (uint64_t)ts.tv_nsec;
 	stop_signal = sig;
 	nsk_spill__hurry(yielding_spill); /* async-signal-safe (spill.h) */
+	/* and higher than normal, whichever thread the signal came to */
+	nsk_hurry__armed();
 }
 
 uint64_t nsk_session__now(void)
@@ -636,6 +639,7 @@ static int event_loop(struct nsk_session *s)
 		ev.data.u32 = 1;
 		epoll_ctl(ep, EPOLL_CTL_ADD, nsk_spill__event_fd(s->spill), &ev);
 		err = nsk_spill__start(s->spill);
+		nsk_hurry__arm(); /* and the draining thread */
 		if (err) {
 			close(ep);
 			return nsk_session__fail(s, err, "cannot start a thread: %s",
@@ -839,6 +843,7 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	s->status_tty = !opts->quiet && isatty(STDERR_FILENO);
 	libbpf_set_print(libbpf_quiet);
 	nsk_heap__bound();
+	nsk_hurry__arm(); /* the session's thread */
 	set_signals();
 	pick_signals(s);
 
@@ -888,6 +893,8 @@ stopped:
 	/* The recording ends here, however it ends: the probes stop writing
 	 * (a storm would otherwise keep the last drain busy for as long as it
 	 * lasts), then the program is stopped if it still runs. */
+	if (stop_signal)
+		nsk_hurry__all(); /* the threads that finish with it */
 	nsk_target__forget_all(s);
 	nsk_target__finish(s, !s->root_done);
 	if (!err)
