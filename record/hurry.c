@@ -1,8 +1,11 @@
 /* Finishing promptly after a stop signal (see hurry.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "record/hurry.h"
 
@@ -15,6 +18,14 @@ void nsk_hurry__thread(pid_t tid)
 {
 	int saved = errno;
 
+	struct sched_param p = { 0 };
+
+	/* out of SCHED_IDLE (the session's thread gives way while the
+	 * program runs, spill.h), whatever raced with its way back; the raw
+	 * call keeps no glibc state, as a signal handler needs */
+	if (syscall(SYS_sched_setscheduler, tid, SCHED_OTHER, &p)) {
+		/* not allowed: as it is */
+	}
 	/* Linux: PRIO_PROCESS names a thread */
 	if (setpriority(PRIO_PROCESS, (id_t)tid, NSK_HURRY_NICE)) {
 		/* not allowed: finish at the priority we have */

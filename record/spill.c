@@ -294,6 +294,11 @@ void nsk_spill__rest(struct nsk_spill *sp)
 		return;
 	set_policy(0, SCHED_IDLE);
 	__atomic_store_n(&sp->lent, 0, __ATOMIC_RELEASE);
+	/* a hurry between the look at yielding above and the idle: it set
+	 * the normal priority first, and would leave this thread idle for
+	 * good (seen: 4-10 s to stop at load 25) */
+	if (!__atomic_load_n(&sp->yielding, __ATOMIC_ACQUIRE))
+		set_policy(0, SCHED_OTHER);
 }
 
 /* CAP_SYS_NICE in the effective set: a SCHED_IDLE thread may come back. */

@@ -24,6 +24,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "record/ringbuf.h"
 #include "record/procs/maps.h"
 #include "record/procs/proc_watch.h"
 #include "record/session.h"
@@ -42,7 +43,7 @@ struct nsk_proc_watch {
 	pthread_t thread;
 	int running;
 	int stop; /* atomic */
-	struct ring_buffer *rb;
+	struct nsk_ringbuf *rb; /* its data mapped once (record/ringbuf.h) */
 	struct nsk_mmap_events *mev; /* NULL: snapshots instead */
 	int ep;			     /* the ring buffer's and the stream's */
 	int wake;		     /* eventfd: stop now, not at the next timeout */
@@ -217,7 +218,7 @@ static struct nsk_proc_item *sort_by_time(struct nsk_proc_item *list, size_t n)
 /* Under the lock: everything the kernel has written so far. */
 static void drain(struct nsk_proc_watch *w)
 {
-	ring_buffer__consume(w->rb);
+	nsk_ringbuf__consume(w->rb);
 	if (w->mev)
 		nsk_mmap_events__read(w->mev, on_mapping, w);
 }
@@ -301,15 +302,16 @@ int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
 	w->mev = mev;
 	w->ep = epoll_create1(EPOLL_CLOEXEC);
 	w->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	w->rb = ring_buffer__new(ringbuf_map_fd, on_event, w, NULL);
-	if (!w->rb || w->ep < 0 || w->wake < 0) {
+	err = nsk_ringbuf__new(ringbuf_map_fd, on_event, w, &w->rb);
+	if (!err && (w->ep < 0 || w->wake < 0))
 		err = -errno;
+	if (err) {
 		nsk_proc_watch__free(w);
 		return err;
 	}
 	/* data.fd names the fd (-1: the ring buffer, never taken out) */
 	ev.data.fd = -1;
-	epoll_ctl(w->ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(w->rb), &ev);
+	epoll_ctl(w->ep, EPOLL_CTL_ADD, nsk_ringbuf__fd(w->rb), &ev);
 	/* -2: the wake-up, written once, when the thread is to stop (the
 	 * epoll set is also the main loop's: it must stay quiet until then) */
 	ev.data.fd = -2;
@@ -383,7 +385,7 @@ void nsk_proc_watch__free(struct nsk_proc_watch *w)
 		nsk_proc_item__free(w->head);
 		w->head = next;
 	}
-	ring_buffer__free(w->rb);
+	nsk_ringbuf__free(w->rb);
 	nsk_mmap_events__free(w->mev);
 	if (w->ep >= 0)
 		close(w->ep);
