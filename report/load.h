@@ -132,7 +132,7 @@ const struct nsk_load_counts *nsk_load__counts(const struct nsk_load *ld);
 const char *nsk_load__error(const struct nsk_load *ld);
 void nsk_load__free(struct nsk_load *ld);
 
-/* ---- for handlers ---- */
+/* ---- for handlers (load_base.c: they call nothing above them) ---- */
 
 /* The limits (report/limits.h).  nsk_load__cut: len, or the limit for a
  * longer text, with a warning the first time (kind: "name", "stack",
