@@ -10,11 +10,14 @@
 
 #include "record/stacks/kallsyms.h"
 
+/* 16 bytes a symbol: a kernel has some 100,000 of them. */
 struct ksym {
 	uint64_t addr;
-	size_t name;   /* offsets into the arena while loading */
-	size_t module;
+	uint32_t name; /* offsets into the arena */
+	uint32_t module;
 };
+
+#define NO_OFFSET UINT32_MAX
 
 struct nsk_kallsyms {
 	struct ksym *syms;
@@ -25,11 +28,13 @@ struct nsk_kallsyms {
 	int err; /* why there are no symbols: see nsk_kallsyms__err() */
 };
 
-/* Copies s into the arena; returns its offset, or (size_t)-1. */
-static size_t save(struct nsk_kallsyms *k, const char *s)
+/* Copies s into the arena; returns its offset, or NO_OFFSET. */
+static uint32_t save(struct nsk_kallsyms *k, const char *s)
 {
 	size_t len = strlen(s) + 1, off = k->used;
 
+	if (k->used + len >= NO_OFFSET)
+		return NO_OFFSET;
 	if (k->used + len > k->size) {
 		size_t size = k->size ? k->size * 2 : 1 << 20;
 		char *a;
@@ -38,13 +43,28 @@ static size_t save(struct nsk_kallsyms *k, const char *s)
 			size *= 2;
 		a = realloc(k->arena, size);
 		if (!a)
-			return (size_t)-1;
+			return NO_OFFSET;
 		k->arena = a;
 		k->size = size;
 	}
 	memcpy(k->arena + off, s, len);
 	k->used += len;
-	return off;
+	return (uint32_t)off;
+}
+
+/* The arrays at their final size: they grew by doubling. */
+static void fit(struct nsk_kallsyms *k)
+{
+	void *p;
+
+	if (k->n && (p = realloc(k->syms, k->n * sizeof(*k->syms)))) {
+		k->syms = p;
+		k->cap = k->n;
+	}
+	if (k->used && (p = realloc(k->arena, k->used))) {
+		k->arena = p;
+		k->size = k->used;
+	}
 }
 
 static int cmp_ksym(const void *a, const void *b)
@@ -122,7 +142,8 @@ int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out)
 {
 	struct nsk_kallsyms *k = calloc(1, sizeof(*k));
 	char name[256], mod[128], last[128] = "";
-	size_t vmlinux, last_mod, have = 0;
+	uint32_t vmlinux, last_mod;
+	size_t have = 0;
 	uint64_t addr;
 	/* big reads: the kernel fills them whole, a page-sized one costs a
 	 * syscall per ~90 lines */
@@ -136,7 +157,7 @@ int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out)
 		return -ENOMEM;
 	vmlinux = last_mod = save(k, "vmlinux");
 	buf = malloc(bufsize);
-	if (vmlinux == (size_t)-1 || !buf) {
+	if (vmlinux == NO_OFFSET || !buf) {
 		err = -ENOMEM;
 		goto done;
 	}
@@ -210,7 +231,7 @@ int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out)
 				last_mod = vmlinux;
 			}
 			k->syms[k->n].module = last_mod;
-			if (k->syms[k->n].name == (size_t)-1 || last_mod == (size_t)-1) {
+			if (k->syms[k->n].name == NO_OFFSET || last_mod == NO_OFFSET) {
 				err = -ENOMEM;
 				goto done;
 			}
@@ -222,6 +243,7 @@ next:
 		have -= (size_t)(line - buf);
 		memmove(buf, line, have);
 	}
+	fit(k);
 	if (k->n)
 		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
 	else
