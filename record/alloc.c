@@ -807,6 +807,8 @@ static int alloc_start(struct nsk_session *s, void **state)
 	 * of a million a second */
 	bpf_map__set_max_entries(st->skel->maps.alloc_events,
 				 o->alloc_sample_bytes >= (64u << 10) ? 2u << 20 : 16u << 20);
+	if (o->alloc_sample_bytes < (64u << 10))
+		nsk_session__keep_pace(s); /* copy_needs answers at once */
 	st->skel->rodata->ring_bytes = bpf_map__max_entries(st->skel->maps.alloc_events);
 	st->skel->rodata->wake_bytes = bpf_map__max_entries(st->skel->maps.alloc_events) / 4;
 	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);

@@ -193,6 +193,14 @@ void nsk_session__sync_procs(struct nsk_session *s);
  * --call-graph fp. */
 uint32_t nsk_session__ustack_bytes(const struct nsk_session *s);
 
+/* For a signal whose kernel side learns from what the session's thread
+ * makes of its records, while they come by the thousand (every allocation
+ * recorded: the kernel copies each new stack until told it need not,
+ * record/alloc.c): the session's thread then does not give way to the
+ * program (record/spill.h), or the copies it has not yet answered for
+ * would fill the ring buffer.  From a signal's load(). */
+void nsk_session__keep_pace(struct nsk_session *s);
+
 /* Intern a string; writes its STRING record the first time.  0 on error. */
 uint64_t nsk_session__string(struct nsk_session *s, const char *str);
 

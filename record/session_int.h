@@ -97,6 +97,7 @@ struct nsk_session {
 	int root_status;  /* wait status of a launched child */
 	int root_done;
 	int reaped;
+	int keep_pace;	  /* nsk_session__keep_pace: never give way */
 
 	uint64_t start_ns;
 	uint64_t records, samples, lost_total, unresolved;

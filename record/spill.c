@@ -41,6 +41,13 @@
 #define NSK_SPILL_PASS (4u << 20)
 /* Records handed to callbacks between two looks at the clock. */
 #define NSK_SPILL_CHECK 64
+/* Blocks dispatched and kept for the next ones, at most: a block from
+ * malloc is a fresh mapping of its own (record/heap.c fixes the trim
+ * threshold, which fixes the mmap threshold at 128 KiB), 256 page faults
+ * to fill; under a flood of every allocation with its stack copy that cost
+ * was enough for the kernel to give up copies.  A few spare blocks keep
+ * the drain off the fault path and the memory bounded. */
+#define NSK_SPILL_SPARE 4
 /* The longest the oldest record waits for a yielding session's thread
  * before it gets the normal priority back: long enough that the work of a
  * short program's whole run can wait for its end, short enough that the
@@ -77,6 +84,8 @@ struct nsk_spill {
 	int ep;			   /* every ring buffer's epoll fd */
 	pthread_mutex_t lock;	   /* the ring buffers and everything below */
 	struct block *head, *tail; /* filled, for the session's thread */
+	struct block *spare;	   /* dispatched, NSK_SPILL_BLOCK each */
+	int nspare;
 	struct block *cur;	   /* being filled */
 	size_t queued;		   /* bytes in blocks not yet dispatched */
 	size_t cap;
@@ -154,6 +163,14 @@ static int stash(void *ctx, void *data, size_t len)
 
 	if (sp->cur && sp->cur->size - sp->cur->used < need)
 		publish(sp);
+	if (!sp->cur && need <= NSK_SPILL_BLOCK && sp->spare) {
+		sp->cur = sp->spare;
+		sp->spare = sp->cur->next;
+		sp->nspare--;
+		sp->cur->next = NULL;
+		sp->cur->used = 0;
+		sp->cur->off = 0;
+	}
 	if (!sp->cur) {
 		size_t size = need > NSK_SPILL_BLOCK ? need : NSK_SPILL_BLOCK;
 
@@ -455,9 +472,15 @@ int nsk_spill__dispatch(struct nsk_spill *sp, uint64_t deadline)
 			sp->head = b->next;
 			if (!sp->head)
 				sp->tail = NULL;
+			if (b->size == NSK_SPILL_BLOCK && sp->nspare < NSK_SPILL_SPARE) {
+				b->next = sp->spare;
+				sp->spare = b;
+				sp->nspare++;
+				b = NULL;
+			}
 		}
 		pthread_mutex_unlock(&sp->lock);
-		if (b->off < b->used)
+		if (b && b->off < b->used)
 			return 1; /* the deadline passed */
 		free(b);
 	}
@@ -528,6 +551,12 @@ void nsk_spill__free(struct nsk_spill *sp)
 		sp->head = next;
 	}
 	free(sp->cur);
+	while (sp->spare) {
+		struct block *next = sp->spare->next;
+
+		free(sp->spare);
+		sp->spare = next;
+	}
 	for (uint32_t i = 0; i < sp->nrings; i++)
 		nsk_ringbuf__free(sp->rings[i].rb);
 	close(sp->ep);
