@@ -1,29 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Off-CPU intervals of target threads, from the scheduler's tracepoints.
  *
- * sched_switch, switch-out of a target thread: note the time, the state
- * (sleeping, uninterruptible, preempted), the syscall in progress and its
- * first argument (read from the task's saved user registers).
+ * The scheduler is the hottest path of the kernel and a context-switch
+ * storm (a million switches a second) runs these programs on every switch,
+ * so the path of an interval shorter than min_block_ns (nearly all of them
+ * in a storm) is kept to what the floor of any off-CPU tracer pays (a
+ * target check, two task-storage lookups, a time): see docs/blocking.md,
+ * "Cost".
+ *
+ * sched_switch, switch-out of a target thread: the time, the state
+ * (sleeping, uninterruptible, preempted).  The time is the scheduler's own
+ * clock of the CPU (rq->clock, just updated by __schedule: three loads),
+ * not bpf_ktime_get_ns(), an indirect call that costs as much as the rest
+ * of the program on this kind of machine; a kept interval's start is
+ * placed on CLOCK_MONOTONIC at its switch-in, the one clock read it needs.
  *
  * sched_waking, in the waker's context (sched_wakeup may run on the wakee's
- * CPU from an IPI, where current is not the waker): note the waker, and walk
- * its stacks when the wait is already past the threshold.  A wakeup from an
- * interrupt (a timer) runs in whatever task was current; user space tells
- * those apart by the interrupt frames on the waker's kernel stack (this
- * kernel exports no per-CPU data symbols, so preempt_count is out of reach).
+ * CPU from an IPI, where current is not the waker): note the waker (three
+ * loads from current), and walk its stacks when the wait is already past
+ * the threshold.  A wakeup from an interrupt (a timer) runs in whatever
+ * task was current; user space tells those apart by the interrupt frames
+ * on the waker's kernel stack.
  *
  * sched_switch, switch-in of a target thread: if the interval reaches
- * min_block_ns, walk the kernel stack of the still-sleeping thread (it is
- * the stack it blocked in) with bpf_get_task_stack.
+ * min_block_ns, read the syscall it is in from its saved registers and walk
+ * the kernel stack of the still-sleeping thread (the stack it blocked in)
+ * with bpf_get_task_stack.
  *
- * The user stack can only be walked in the thread's own context.  Walking
- * it at every switch-out would cost a walk for every short block too, so
- * for a thread blocked in a syscall the walk is deferred to the first time
- * the thread is back in its own context after a kept interval: its
- * sys_exit (raw_tp), or its next switch-out if it blocks again inside the
- * same syscall.  Its user stack is then exactly what it was when it blocked.
- * Only a thread switched out outside a syscall (preempted in user mode, a
- * page fault) is walked at switch-out.
+ * The user stack can only be walked in the thread's own context.  For a
+ * kept interval the walk is deferred to the thread's way back to user
+ * space, where its user stack is exactly what it was when it blocked: a
+ * bpf_task_work callback (TWA_RESUME) scheduled at its switch-in, or, if it
+ * blocks again first, its next switch-out.  Kernels without bpf_task_work
+ * get the older way: the walk at switch-out outside a syscall, and at
+ * sys_exit (a raw_tp program, on every syscall of the machine) inside one.
  *
  * Cost control: the target filter and the threshold are applied here; the
  * consumer is never woken per record (only past wake_bytes of backlog);
@@ -43,8 +53,20 @@ const volatile __u64 min_block_ns = 10000;
 const volatile __u32 kernel_stacks = 1;
 const volatile __u32 copy_stacks = 1; /* user stack copies for DWARF */
 const volatile __u64 wake_bytes = 1 << 20; /* wake the consumer past this */
+/* The kernel has bpf_task_work (6.18): user stacks of kept intervals are
+ * walked on the thread's way back to user space, and sys_exit is not
+ * attached.  Set by record/offcpu.c from the kernel's BTF. */
+const volatile __u32 task_work = 0;
+
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task,
+					      struct bpf_task_work *tw,
+					      void *map__map,
+					      bpf_task_work_callback_t callback,
+					      void *aux__prog) __weak __ksym;
 
 #define TASK_DEAD_BIT 0x80
+#define ENOMEM 12
+#define EBUSY 16
 
 /* Kept intervals waiting for their user stack (held), all threads: while
  * none is, sys_exit returns before its hash lookup.  Every syscall of every
@@ -53,8 +75,24 @@ __u64 held_now = 0;
 
 /* What is known about a thread between its switch-out and switch-in, and
  * then (held = 1) about a kept interval until its user stack is walked. */
+/* A user stack walked in the thread's context, with its copy for DWARF,
+ * and the key of where it was taken (see user_key). */
+struct nsk_offcpu_ustack {
+	__u64 key[4];
+	__u64 regs[3]; /* ip, sp, bp of the copy */
+	__u32 n;       /* ips */
+	__u32 copy_len;
+	__u64 ips[NSK_OFFCPU_MAX_DEPTH];
+	__u8 copy[NSK_OFFCPU_USTACK_COPY];
+};
+
+/* Stacks a thread keeps: a storm thread blocks in two places or so (a ping
+ * pong: preempted by the wakeup in write, then blocked in read). */
+#define NSK_OFFCPU_USTACKS 2
+
 struct nsk_offcpu_pending {
-	__u64 start_ns; /* 0: on CPU */
+	__u64 start_ns; /* the scheduler's clock at switch-out; 0: on CPU */
+	__u64 start_k;	/* bpf_ktime_get_ns() then, in exact mode; else 0 */
 	__u64 duration_ns;
 	__u64 arg0;
 	__u32 pid;
@@ -63,27 +101,31 @@ struct nsk_offcpu_pending {
 	__u32 syscall;
 	__u32 held; /* a kept interval waits for its user stack */
 	__u32 nkernel;
-	__u32 nuser; /* valid when flags has NSK_OFFCPU_F_HAVE_USTACK */
 	__u32 waker_pid;
 	__u32 waker_tid;
 	__u32 nwaker_kernel;
 	__u32 nwaker_user;
-	__u32 pad;
+	__u32 exact; /* the last interval was kept: time this one exactly */
+	__u32 waker_ustack_len;
+	__u32 cached; /* bit i: us[i] holds a walked stack */
+	__u32 use;    /* us[use] is this interval's user stack */
+	__u32 pad3;
+	/* Where the thread left user space for this interval: ip, sp, bp of
+	 * its saved user registers and the return address in the frame bp
+	 * points to. */
+	__u64 out_key[4];
 	__u64 ev_start_ns; /* of the held interval */
 	char waker_comm[NSK_COMM_LEN];
 	__u64 kernel[NSK_OFFCPU_MAX_DEPTH];
-	__u64 user[NSK_OFFCPU_MAX_DEPTH];
 	__u64 waker_kernel[NSK_OFFCPU_MAX_DEPTH];
 	__u64 waker_user[NSK_OFFCPU_MAX_DEPTH];
 	__u64 waker_regs[3];
-	__u32 waker_ustack_len;
-	__u32 user_copy_len; /* with HAVE_USTACK: the copy taken then */
-	__u64 user_regs[3];
 	__u8 waker_ustack[NSK_OFFCPU_WAKER_COPY];
-	__u8 user_copy[NSK_OFFCPU_USTACK_COPY];
+	struct nsk_offcpu_ustack us[NSK_OFFCPU_USTACKS];
 };
 
-/* pending.flags only, never in a record */
+/* pending.flags only, never in a record: us[use] is this interval's user
+ * stack */
 #define NSK_OFFCPU_F_HAVE_USTACK 0x100u
 
 /* Per thread, in task storage: made at a target thread's first switch-out
@@ -96,6 +138,20 @@ struct {
 	__type(key, int);
 	__type(value, struct nsk_offcpu_pending);
 } offcpu_pending SEC(".maps");
+
+/* The deferred user-stack walks: bpf_task_work lives in hash and array
+ * values, not in task storage.  One entry per thread that had a kept
+ * interval, keyed by tid, deleted with the thread. */
+struct nsk_offcpu_tw {
+	struct bpf_task_work tw;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct nsk_offcpu_tw);
+} offcpu_tw SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -145,6 +201,18 @@ static __always_inline void read_syscall(struct task_struct *t, __u32 *nr,
 #endif
 }
 
+/* Now, by the scheduler's clock of t's CPU (t is on it: the task being
+ * switched, or current).  __schedule updated it before the tracepoint; at
+ * sched_waking it is the time of the CPU's last scheduling event or tick,
+ * never later than now.  Without group scheduling (no cfs_rq->rq) it is
+ * bpf_ktime_get_ns(). */
+static __always_inline __u64 sched_now(struct task_struct *t)
+{
+	if (bpf_core_field_exists(struct cfs_rq, rq))
+		return t->se.cfs_rq->rq->clock;
+	return bpf_ktime_get_ns();
+}
+
 /* How much of a stack to copy: up to the frame bp points to, plus its
  * saved bp and return address, is all DWARF needs to reach the first frame
  * that keeps a frame pointer (the frame-pointer walk goes on from there);
@@ -161,39 +229,9 @@ static __always_inline __u32 copy_len(__u64 sp, __u64 bp, __u32 max)
 	return len;
 }
 
-/* The current task's user registers and the top of its user stack, after
- * the ips at ev->ips[off], for DWARF unwinding in user space.  A read that
- * would run past the end of the stack mapping fails as a whole: retry
- * shorter. */
-static __always_inline void copy_user_stack(struct nsk_ev_offcpu *ev, __u32 off)
-{
-	__u64 len;
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	__u64 sp;
-
-	ev->user_regs[0] = 0;
-	if (!regs || off > 4 * NSK_OFFCPU_MAX_DEPTH)
-		return;
-#if defined(__TARGET_ARCH_x86)
-	ev->user_regs[0] = BPF_CORE_READ(regs, ip);
-	ev->user_regs[1] = sp = BPF_CORE_READ(regs, sp);
-	ev->user_regs[2] = BPF_CORE_READ(regs, bp);
-	len = copy_len(sp, ev->user_regs[2], NSK_OFFCPU_USTACK_COPY);
-	asm volatile("" : "+r"(len));
-	if (len > NSK_OFFCPU_USTACK_COPY || len < 64)
-		return;
-	if (!bpf_probe_read_user(&ev->ips[off], len, (void *)sp))
-		ev->ustack_len = len;
-	else if (len > 512 && !bpf_probe_read_user(&ev->ips[off], 512, (void *)sp))
-		ev->ustack_len = 512;
-#endif
-}
-
-/* The current task's user registers and the top of its stack into its own
- * slot, at switch-out: it may not be in its own context again before the
- * interval is emitted. */
-static __always_inline void copy_stack_to_slot(struct nsk_offcpu_pending *p)
+/* The current task's user registers and the top of its stack into u, in
+ * its own context (for DWARF unwinding in user space). */
+static __always_inline void copy_stack_to(struct nsk_offcpu_ustack *u)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
@@ -202,15 +240,15 @@ static __always_inline void copy_stack_to_slot(struct nsk_offcpu_pending *p)
 	if (!regs)
 		return;
 #if defined(__TARGET_ARCH_x86)
-	p->user_regs[0] = BPF_CORE_READ(regs, ip);
-	p->user_regs[1] = sp = BPF_CORE_READ(regs, sp);
-	p->user_regs[2] = BPF_CORE_READ(regs, bp);
-	len = copy_len(sp, p->user_regs[2], NSK_OFFCPU_USTACK_COPY);
+	u->regs[0] = BPF_CORE_READ(regs, ip);
+	u->regs[1] = sp = BPF_CORE_READ(regs, sp);
+	u->regs[2] = BPF_CORE_READ(regs, bp);
+	len = copy_len(sp, u->regs[2], NSK_OFFCPU_USTACK_COPY);
 	asm volatile("" : "+r"(len));
 	if (len > NSK_OFFCPU_USTACK_COPY || len < 64)
 		return;
-	if (!bpf_probe_read_user(p->user_copy, len, (void *)sp))
-		p->user_copy_len = len;
+	if (!bpf_probe_read_user(u->copy, len, (void *)sp))
+		u->copy_len = len;
 #endif
 }
 
@@ -239,20 +277,18 @@ static __always_inline void copy_waker_stack(struct nsk_offcpu_pending *p)
 #endif
 }
 
-/* Emits the kept interval in p.  walk_user: walk the current task's user
- * stack now (we are in its context), else use the one in p, if any. */
-static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
-				 __u32 tid, int walk_user)
+/* Emits the kept interval in p, with the user stack in p if it has one. */
+static __always_inline void emit(struct nsk_offcpu_pending *p, __u32 tid)
 {
 	struct nsk_ev_offcpu *ev;
+	struct nsk_offcpu_ustack *u = &p->us[p->use & (NSK_OFFCPU_USTACKS - 1)];
 	__u32 zero = 0, nk, nu = 0, nwk, nwu, off;
-	int copy_user = 0;
 	__u64 size, rbflags = BPF_RB_NO_WAKEUP;
-	long n;
 
 	if (p->held) {
 		p->held = 0;
-		__sync_fetch_and_add(&held_now, -1);
+		if (!task_work)
+			__sync_fetch_and_add(&held_now, -1);
 	}
 	ev = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 	if (!ev)
@@ -277,20 +313,12 @@ static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
 		bpf_probe_read_kernel(ev->ips, nk * 8, p->kernel);
 	off = nk;
 	ev->ustack_len = 0;
-	if (walk_user) {
-		n = bpf_get_stack(ctx, &ev->ips[off], NSK_OFFCPU_MAX_DEPTH * 8,
-				  BPF_F_USER_STACK);
-		if (n < 0)
-			ev->flags |= NSK_OFFCPU_F_USTACK_ERR;
-		else
-			nu = (__u64)n / 8;
-		copy_user = 1;
-	} else if (p->flags & NSK_OFFCPU_F_HAVE_USTACK) {
-		nu = p->nuser;
+	if (p->flags & NSK_OFFCPU_F_HAVE_USTACK) {
+		nu = u->n;
 		if (nu > NSK_OFFCPU_MAX_DEPTH)
 			nu = NSK_OFFCPU_MAX_DEPTH;
 		if (nu)
-			bpf_probe_read_kernel(&ev->ips[off], nu * 8, p->user);
+			bpf_probe_read_kernel(&ev->ips[off], nu * 8, u->ips);
 	} else {
 		ev->flags |= NSK_OFFCPU_F_USTACK_ERR;
 	}
@@ -316,21 +344,19 @@ static __always_inline void emit(void *ctx, struct nsk_offcpu_pending *p,
 	if (off > 4 * NSK_OFFCPU_MAX_DEPTH)
 		return;
 	ev->user_regs[0] = 0;
-	if (copy_user && copy_stacks) {
-		copy_user_stack(ev, off);
-	} else if (p->user_copy_len && (p->flags & NSK_OFFCPU_F_HAVE_USTACK)) {
-		/* the copy taken with the walk at switch-out */
-		__u64 len = p->user_copy_len;
+	if (u->copy_len && (p->flags & NSK_OFFCPU_F_HAVE_USTACK)) {
+		/* the copy taken with the walk */
+		__u64 len = u->copy_len;
 
 		if (len > NSK_OFFCPU_USTACK_COPY)
 			goto no_user_copy;
 		asm volatile("" : "+r"(len));
 		if (len <= NSK_OFFCPU_USTACK_COPY && len > 0 &&
-		    !bpf_probe_read_kernel(&ev->ips[off], len, p->user_copy)) {
+		    !bpf_probe_read_kernel(&ev->ips[off], len, u->copy)) {
 			ev->ustack_len = len;
-			ev->user_regs[0] = p->user_regs[0];
-			ev->user_regs[1] = p->user_regs[1];
-			ev->user_regs[2] = p->user_regs[2];
+			ev->user_regs[0] = u->regs[0];
+			ev->user_regs[1] = u->regs[1];
+			ev->user_regs[2] = u->regs[2];
 		}
 	}
 no_user_copy:
@@ -377,69 +403,195 @@ no_waker_copy:
 		count_drop(NSK_OFFCPU_DROP_RINGBUF);
 }
 
-static __always_inline void switch_out(void *ctx, struct task_struct *prev,
+/* Where t left user space: the ip, sp and bp of its saved user registers
+ * (loads, no helper: reading the return address bp points to as well,
+ * bpf_probe_read_user, cost 280 ns a switch here).  Two switch-outs with
+ * the same key are, as good as always, the same call path: the same
+ * instruction at the same stack depth under the same frame pointer. */
+static __always_inline void user_key(struct task_struct *t, __u64 key[4])
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+
+	key[0] = key[1] = key[2] = key[3] = 0;
+	if (!regs)
+		return;
+#if defined(__TARGET_ARCH_x86)
+	key[0] = regs->ip;
+	key[1] = regs->sp;
+	key[2] = regs->bp;
+#endif
+}
+
+/* Walks the current task's user stack (and its copy) into the stack of p
+ * that was used least recently: the stack of out_key from now on. */
+static __always_inline void walk_into_slot(struct nsk_offcpu_pending *p)
+{
+	__u32 i = (p->use + 1) & (NSK_OFFCPU_USTACKS - 1);
+	struct nsk_offcpu_ustack *u = &p->us[i];
+	long n = bpf_get_task_stack(bpf_get_current_task_btf(), u->ips,
+				    sizeof(u->ips), BPF_F_USER_STACK);
+
+	p->use = i;
+	p->flags |= NSK_OFFCPU_F_HAVE_USTACK;
+	u->copy_len = 0;
+	p->cached &= ~(1u << i);
+	if (n <= 0) {
+		p->flags |= NSK_OFFCPU_F_USTACK_ERR;
+		u->n = 0;
+		return;
+	}
+	u->n = (__u64)n / 8;
+	if (copy_stacks)
+		copy_stack_to(u);
+	__builtin_memcpy(u->key, p->out_key, sizeof(u->key));
+	p->cached |= 1u << i;
+}
+
+/* Whether us[i] is the stack of out_key. */
+static __always_inline int key_is(struct nsk_offcpu_pending *p, __u32 i)
+{
+	struct nsk_offcpu_ustack *u = &p->us[i];
+
+	return (p->cached & (1u << i)) && u->key[0] == p->out_key[0] &&
+	       u->key[1] == p->out_key[1] && u->key[2] == p->out_key[2] &&
+	       u->key[3] == p->out_key[3];
+}
+
+/* Emits the held interval of p.  walk: the thread is in its own context
+ * and has not been back in user space since it blocked (its next
+ * switch-out, its task work, its sys_exit): walk its user stack first. */
+static __always_inline void flush_held(struct nsk_offcpu_pending *p, __u32 tid,
+				       int walk)
+{
+	if (!p->held)
+		return;
+	if (walk)
+		walk_into_slot(p);
+	emit(p, tid);
+}
+
+/* The user stack of t's interval: a cached one if t left user space where
+ * it did for one of them (a storm blocks in the same places over and over),
+ * else walked later, and only if the interval is kept.  t's saved user
+ * registers do not change while it is off CPU, so this is as right at its
+ * switch-in as at its switch-out. */
+static __always_inline void find_ustack(struct nsk_offcpu_pending *p,
+					struct task_struct *t)
+{
+	user_key(t, p->out_key);
+	if (key_is(p, p->use & 1)) {
+		p->flags |= NSK_OFFCPU_F_HAVE_USTACK;
+	} else if (key_is(p, (p->use + 1) & 1)) {
+		p->use = (p->use + 1) & 1;
+		p->flags |= NSK_OFFCPU_F_HAVE_USTACK;
+	}
+}
+
+static __always_inline void switch_out(struct nsk_offcpu_pending *p,
+				       struct task_struct *prev,
 				       unsigned int prev_state, int preempt,
 				       __u64 now)
 {
-	struct nsk_offcpu_pending *p;
-	__u32 tid = prev->pid;
-	long n;
-
-	p = bpf_task_storage_get(&offcpu_pending, prev, 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!p) {
-		/* no memory, or the storage busy on this CPU (nested) */
-		count_drop(NSK_OFFCPU_DROP_TIDS);
-		return;
-	}
 	/* The switch-in of the last interval was not seen (the program did
 	 * not run for it): that interval is lost; say so. */
 	if (p->start_ns)
 		count_drop(NSK_OFFCPU_DROP_UNPAIRED);
-	/* Blocking again before its sys_exit: still the same user stack. */
-	if (p->held)
-		emit(ctx, p, tid, 1);
+	flush_held(p, prev->pid, 1);
 	p->start_ns = now;
+	/* A thread whose last interval was kept is timed by the clock too,
+	 * so that sched_waking can tell exactly whether this one is past the
+	 * threshold already (and worth the waker's stacks). */
+	p->start_k = p->exact ? bpf_ktime_get_ns() : 0;
 	p->pid = prev->tgid;
 	p->state = prev_state;
 	p->flags = preempt ? NSK_OFFCPU_F_PREEMPT : 0;
-	read_syscall(prev, &p->syscall, &p->arg0);
 	p->waker_pid = 0;
 	p->waker_tid = 0;
 	p->nwaker_kernel = 0;
 	p->nwaker_user = 0;
 	p->waker_ustack_len = 0;
-	if (p->syscall != NSK_OFFCPU_NO_SYSCALL)
-		return; /* walked at sys_exit, if the interval is kept */
-	n = bpf_get_stack(ctx, p->user, sizeof(p->user), BPF_F_USER_STACK);
-	if (n < 0) {
-		p->flags |= NSK_OFFCPU_F_USTACK_ERR;
-		n = 0;
-	}
-	p->nuser = (__u64)n / 8;
-	p->flags |= NSK_OFFCPU_F_HAVE_USTACK;
-	p->user_copy_len = 0;
-	if (n > 0 && copy_stacks)
-		copy_stack_to_slot(p);
+	if (task_work)
+		return; /* the rest at switch-in, if the interval is kept */
+	read_syscall(prev, &p->syscall, &p->arg0);
+	find_ustack(p, prev);
+	/* Without task work: in a syscall, walked at its sys_exit if
+	 * kept; outside one it may not be back in the kernel before it
+	 * returns to user space, so walk now. */
+	if (!(p->flags & NSK_OFFCPU_F_HAVE_USTACK) &&
+	    p->syscall == NSK_OFFCPU_NO_SYSCALL)
+		walk_into_slot(p);
 }
 
-static __always_inline void switch_in(void *ctx, struct task_struct *next,
-				      __u64 now)
+/* On the thread's way back to user space after a kept interval (TWA_RESUME
+ * task work): its user stack is the one it blocked with. */
+static int offcpu_tw_walk(struct bpf_map *map, void *key, void *value)
 {
+	struct task_struct *t = bpf_get_current_task_btf();
 	struct nsk_offcpu_pending *p;
-	__u32 tid = next->pid;
-	long n;
 
-	p = bpf_task_storage_get(&offcpu_pending, next, 0, 0);
-	if (!p || !p->start_ns)
+	p = bpf_task_storage_get(&offcpu_pending, t, 0, 0);
+	if (p)
+		flush_held(p, t->pid, 1);
+	return 0;
+}
+
+/* Holds the kept interval in p until next is back in its own context. */
+static __always_inline void hold(struct nsk_offcpu_pending *p,
+				 struct task_struct *next)
+{
+	struct nsk_offcpu_tw *w, zero = {};
+	__u32 tid = next->pid;
+	int err;
+
+	if (p->held)
 		return;
-	if (now - p->start_ns < min_block_ns) {
-		p->start_ns = 0;
+	p->held = 1;
+	if (!task_work) {
+		__sync_fetch_and_add(&held_now, 1);
 		return;
 	}
-	p->ev_start_ns = p->start_ns;
-	p->duration_ns = now - p->start_ns;
+	w = bpf_map_lookup_elem(&offcpu_tw, &tid);
+	if (!w) {
+		bpf_map_update_elem(&offcpu_tw, &tid, &zero, BPF_NOEXIST);
+		w = bpf_map_lookup_elem(&offcpu_tw, &tid);
+	}
+	err = w ? bpf_task_work_schedule_resume_impl(next, &w->tw, &offcpu_tw,
+						     offcpu_tw_walk, 0)
+		: -ENOMEM;
+	/* -EBUSY: a walk already pending for this thread, which has not
+	 * been back in user space since: it will find this one. */
+	if (err && err != -EBUSY)
+		flush_held(p, tid, 0); /* no user stack */
+}
+
+static __always_inline void switch_in(struct nsk_offcpu_pending *p,
+				      struct task_struct *next, __u64 now)
+{
+	__u64 d = now - p->start_ns, end;
+	long n;
+
+	if ((__s64)d < 0)
+		d = 0; /* two CPUs' clocks a little apart */
+	if (p->start_k) {
+		end = bpf_ktime_get_ns();
+		d = end - p->start_k;
+	}
+	if (d < min_block_ns) {
+		p->start_ns = 0;
+		p->exact = 0;
+		return;
+	}
+	/* Kept: placed on the monotonic clock, ending now. */
+	if (!p->start_k)
+		end = bpf_ktime_get_ns();
+	p->ev_start_ns = end - d;
+	p->duration_ns = d;
 	p->start_ns = 0;
+	p->exact = 1;
+	if (task_work) { /* its registers are as it left them */
+		read_syscall(next, &p->syscall, &p->arg0);
+		find_ustack(p, next);
+	}
 	p->nkernel = 0;
 	if (kernel_stacks) {
 		n = bpf_get_task_stack(next, p->kernel, sizeof(p->kernel), 0);
@@ -448,44 +600,61 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next,
 		else
 			p->nkernel = (__u64)n / 8;
 	}
-	if (p->flags & NSK_OFFCPU_F_HAVE_USTACK) {
-		emit(ctx, p, tid, 0);
-	} else if (!p->held) {
-		p->held = 1;
-		__sync_fetch_and_add(&held_now, 1);
-	}
+	if (p->flags & NSK_OFFCPU_F_HAVE_USTACK)
+		emit(p, next->pid);
+	else
+		hold(p, next);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(nsk_offcpu_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	__u64 now = bpf_ktime_get_ns();
+	struct nsk_offcpu_pending *p = 0, *n = 0;
 	__u32 ptid = prev->pid;
+	__u64 now;
 
-	if (ptid && nsk_is_target(prev->tgid)) {
-		if (prev_state & TASK_DEAD_BIT) {
-			/* It will not run again: emit what it holds (its user
-			 * stack is gone) and free its slot. */
-			struct nsk_offcpu_pending *p =
-				bpf_task_storage_get(&offcpu_pending, prev, 0, 0);
-
-			if (p && p->held)
-				emit(ctx, p, ptid, 0);
-			if (p)
-				bpf_task_storage_delete(&offcpu_pending, prev);
-		} else {
-			switch_out(ctx, prev, prev_state, preempt, now);
+	/* A target thread has its storage from its first switch-out on:
+	 * found from the task, no hash.  Other threads have none, and only
+	 * they pay the target lookup. */
+	if (ptid) {
+		p = bpf_task_storage_get(&offcpu_pending, prev, 0, 0);
+		if (!p && !(prev_state & TASK_DEAD_BIT) &&
+		    nsk_is_target(prev->tgid)) {
+			p = bpf_task_storage_get(&offcpu_pending, prev, 0,
+						 BPF_LOCAL_STORAGE_GET_F_CREATE);
+			/* no memory, or the storage busy on this CPU */
+			if (!p)
+				count_drop(NSK_OFFCPU_DROP_TIDS);
 		}
 	}
 	if (next->pid)
-		switch_in(ctx, next, now);
+		n = bpf_task_storage_get(&offcpu_pending, next, 0, 0);
+	if (!p) {
+		if (!n)
+			return 0;
+		asm volatile("" ::: "memory"); /* two tests: no OR of pointers */
+	}
+	now = sched_now(prev);
+	if (p && (prev_state & TASK_DEAD_BIT)) {
+		/* It will not run again: emit what it holds (its user stack
+		 * is gone) and free its slot. */
+		flush_held(p, ptid, 0);
+		bpf_task_storage_delete(&offcpu_pending, prev);
+		if (task_work)
+			bpf_map_delete_elem(&offcpu_tw, &ptid);
+	} else if (p) {
+		switch_out(p, prev, prev_state, preempt, now);
+	}
+	if (n && n->start_ns)
+		switch_in(n, next, now);
 	return 0;
 }
 
-/* Back from the syscall it blocked in: walk its user stack for the kept
- * interval it holds.  For every other syscall one global read, and a look
- * at the task's storage only while some thread holds one. */
+/* Without bpf_task_work: back from the syscall it blocked in, walk its
+ * user stack for the kept interval it holds.  For every other syscall one
+ * global read, and a look at the task's storage only while some thread
+ * holds one. */
 SEC("raw_tp/sys_exit")
 int nsk_offcpu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -494,34 +663,45 @@ int nsk_offcpu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (!held_now)
 		return 0;
 	p = bpf_task_storage_get(&offcpu_pending, bpf_get_current_task_btf(), 0, 0);
-	if (p && p->held)
-		emit(ctx, p, (__u32)bpf_get_current_pid_tgid(), 1);
+	if (p)
+		flush_held(p, (__u32)bpf_get_current_pid_tgid(), 1);
 	return 0;
 }
 
 static __always_inline int on_waking(void *ctx, struct task_struct *t)
 {
+	struct task_struct *cur = bpf_get_current_task_btf();
 	struct nsk_offcpu_pending *p;
-	__u64 id, now;
+	__u64 waited;
 	long n;
 
 	p = bpf_task_storage_get(&offcpu_pending, t, 0, 0);
 	if (!p || !p->start_ns)
 		return 0;
-	id = bpf_get_current_pid_tgid();
-	p->waker_pid = id >> 32;
-	p->waker_tid = (__u32)id;
-	bpf_get_current_comm(p->waker_comm, sizeof(p->waker_comm));
+	/* loads from current, no helper calls */
+	p->waker_pid = cur->tgid;
+	p->waker_tid = cur->pid;
+	*(__u64 *)p->waker_comm = *(__u64 *)cur->comm;
+	*(__u64 *)(p->waker_comm + 8) = *(__u64 *)(cur->comm + 8);
 	p->flags |= NSK_OFFCPU_F_WAKER;
-	now = bpf_ktime_get_ns();
-	/* The waker's stacks only for a wait that will be kept. */
-	if (now - p->start_ns < min_block_ns)
+	/* The waker's stacks only for a wait that will be kept.  Exactly for
+	 * a thread whose last wait was kept; else by the waker's CPU's
+	 * scheduler clock, which is at most a tick behind now (so a wait it
+	 * finds past the threshold is); a wakeup from an idle CPU (an
+	 * interrupt: its clock stopped when it went idle) always. */
+	if (p->start_k)
+		waited = bpf_ktime_get_ns() - p->start_k;
+	else if (!cur->pid)
+		waited = min_block_ns;
+	else
+		waited = sched_now(cur) - p->start_ns;
+	if ((__s64)waited < (__s64)min_block_ns)
 		return 0;
 	if (kernel_stacks) {
 		n = bpf_get_stack(ctx, p->waker_kernel, sizeof(p->waker_kernel), 0);
 		p->nwaker_kernel = n > 0 ? (__u64)n / 8 : 0;
 	}
-	if (id >> 32) {
+	if (cur->tgid) {
 		n = bpf_get_stack(ctx, p->waker_user, sizeof(p->waker_user),
 				  BPF_F_USER_STACK);
 		p->nwaker_user = n > 0 ? (__u64)n / 8 : 0;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "record/stacks/kallsyms.h"
@@ -190,6 +191,21 @@ static void offcpu_stop(void *state)
 	free(st);
 }
 
+/* Whether the kernel has bpf_task_work (6.18): the deferred user-stack walk
+ * then needs no sys_exit program on every syscall of the machine. */
+static int have_task_work(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int found;
+
+	if (!vmlinux)
+		return 0;
+	found = btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl",
+				       BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	return found;
+}
+
 /* Open, configure and load (struct nsk_signal's load: may run in a
  * thread of its own). */
 static int offcpu_load(struct nsk_session *s, void **state)
@@ -218,6 +234,10 @@ static int offcpu_load(struct nsk_session *s, void **state)
 	st->skel->rodata->kernel_stacks = o->kernel_stacks ? 1 : 0;
 	/* --call-graph fp: no stack copies (the walk alone) */
 	st->skel->rodata->copy_stacks = nsk_session__ustack_bytes(s) ? 1 : 0;
+	if (have_task_work()) {
+		st->skel->rodata->task_work = 1;
+		bpf_program__set_autoload(st->skel->progs.nsk_offcpu_sys_exit, false);
+	}
 	/* kept intervals (10 us or more by default) with their stacks, up to
 	 * 6 KiB each: 2 MiB a CPU, 4 MiB at least */
 	bpf_map__set_max_entries(st->skel->maps.offcpu_events,
