@@ -1,163 +1,181 @@
 #!/bin/sh
-# Overhead of the off-CPU signal on a scheduler-heavy load: two threads pass
+# Cost of the off-CPU signal under a context-switch storm: two threads pass
 # a byte back and forth over two pipes (tests/workloads/blocking --pingpong:
-# 2 blocks and 2 wakeups per round trip, a few us each), pinned to one CPU,
-# measured by the workload itself as the CPU time it spent on the round
-# trips (tracer start and stop are not counted), best of RUNS:
+# 2 context switches and about 1 wakeup per round trip, a few us each),
+# pinned to one CPU so that every block is a context switch.  Cases, run in
+# turn for RUNS rounds so that load from elsewhere hits all alike; each
+# figure is the median over the rounds:
 #
 #   bare                      no tracer
 #   floor                     bench/ss_count: tp_btf sched_switch and
-#                             sched_waking that only count
+#                             sched_waking that only count the target's
 #   floor+time                bench/ss_count -t: and time each interval
-#   nusku -e offcpu           default --min-block (10 us): most blocks are
-#                             shorter and are dropped in the kernel
-#   nusku -e offcpu 1us       --min-block 1us: nearly every block recorded
-#   bcc offcputime -p PID     /usr/sbin/offcputime-bpfcc (folded output)
-#   perf sched record         every scheduler event, system-wide
+#                             (task storage, one clock read a switch): the
+#                             least an off-CPU tracer can cost
+#   nusku                     nusku record -e offcpu (default --min-block
+#                             10 us: most blocks are shorter; on a loaded
+#                             machine more are kept, and each kept one
+#                             costs its stacks and its record)
+#   nusku-1s                  the same with --min-block 1s: nothing kept,
+#                             the per-event cost of the programs alone
+#   before                    $NUSKU_BEFORE record -e offcpu, when set (an
+#                             older build, to compare)
+#   offcputime                libbpf-tools' offcputime -p PID -m 10 (bcc's
+#                             CO-RE build; the Python one needs kprobes)
 #
-# Prints a table: time, slowdown against bare, output size, and what each
-# tool recorded.  A tool that cannot run here says why instead.
+# Every case runs under bench/bpf_cost, which reads the kernel's run-time
+# statistics of the tracer's own BPF programs (BPF_ENABLE_STATS, held for
+# the run).  "bpf ns/switch" is the run time of all of them over the run
+# count of its sched_switch program (every run also pays the statistics'
+# own two clock reads, alike for every tool); the per-program ns per run
+# follow the table.  "+cpu ns/switch" is the CPU time the workload's
+# threads spent on the round trips beyond bare, per context switch (probes
+# run in the switching threads; a tracer's own process is not in it).
+# "kswitch/s" is the storm's throughput (wall clock: the machine is shared).
 #
 #   bench/offcpu.sh [BUILDDIR]        (default: the current directory)
 #
-# Environment: ROUNDS (default 100000), RUNS (default 3), BCC_DELAY (seconds
-# the workload waits for bcc to compile and attach, default 10).
+# Environment: ROUNDS (round trips, default 300000), RUNS (default 5), CASES
+# (a subset), NUSKU_BEFORE, BCC_DELAY (seconds the workload waits for
+# offcputime to attach, default 2).
 set -eu
 B=${1:-.}
 NUSKU=$B/nusku
 W=$B/tests/workloads/blocking
 FLOOR=$B/bench/ss_count
-ROUNDS=${ROUNDS:-100000}
-RUNS=${RUNS:-3}
-BCC_DELAY=${BCC_DELAY:-10}
-BCC=/usr/sbin/offcputime-bpfcc
-[ -x "$NUSKU" ] && [ -x "$W" ] || { echo "offcpu.sh: build first (make && make check TESTS=)" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "offcpu.sh: needs root" >&2; exit 77; }
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/nusku-bench.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-
-# The CPU time the workload spent on its round trips (probes run in the
-# switching threads, so their cost is in it); wall time on this shared
-# machine measures the neighbours' builds as much as the tool.
-ns_of() { sed -n 's/^pingpong rounds=[0-9]* ns=[0-9]* cpu_ns=\([0-9]*\).*/\1/p' "$1"; }
-
-# best_of NAME OUTFILE CMD...: the fastest of RUNS runs, in ns; the output
-# file of the fastest run is kept as $T/NAME.best.
-best_of() {
-	name=$1 outf=$2
-	shift 2
-	best=
-	for i in $(seq "$RUNS"); do
-		rm -f "$outf"
-		"$@" > "$T/$name.out" 2> "$T/$name.err" || {
-			echo "offcpu.sh: $name failed: $(tail -n 1 "$T/$name.err")" >&2
-			return 1
-		}
-		d=$(ns_of "$T/$name.out")
-		[ -n "$d" ] || { echo "offcpu.sh: $name failed: $(tail -n 1 "$T/$name.err")" >&2; return 1; }
-		if [ -z "$best" ] || [ "$d" -lt "$best" ]; then
-			best=$d
-			[ -e "$outf" ] && cp "$outf" "$T/$name.best"
-		fi
-	done
-	echo "$best"
-}
-
-size_of() { [ -e "$1" ] && wc -c < "$1" | tr -d ' ' || echo 0; }
-
-row() { # name ns size what
-	awk -v n="$1" -v t="$2" -v b="$bare" -v s="$3" -v w="$4" -v r="$ROUNDS" 'BEGIN {
-		printf "| %-26s | %9.1f | %6.2fx | %7.2f us | %10s | %s |\n", n, t / 1e6,
-			t / b, (t - b) / (2 * r) / 1e3, s ? sprintf("%.1f KiB", s / 1024) : "-", w }'
-}
-
+COST=$B/bench/bpf_cost
+ROUNDS=${ROUNDS:-300000}
+RUNS=${RUNS:-5}
+BCC_DELAY=${BCC_DELAY:-2}
+BCC=/usr/sbin/offcputime
 # The load is pinned to one CPU: a pipe ping-pong across two CPUs is many
 # times slower than on one and which one the scheduler picks changes from
 # run to run; on one CPU every block is a context switch.
 PIN="taskset -c 0"
-bare=$(best_of bare "$T/bare.none" $PIN "$W" --pingpong "$ROUNDS")
 
-echo "offcpu bench: $ROUNDS round trips (2 blocks each) on one CPU, best of $RUNS; kernel $(uname -r), $(nproc) CPUs"
-echo
-echo "| tool                       |    cpu ms | slowdown | cost/block |     output | recorded |"
-echo "|----------------------------|-----------|----------|------------|------------|----------|"
-row "bare" "$bare" 0 "-"
-# the floors: tp_btf sched_switch + sched_waking that only count (and with
-# -t time each thread's intervals), the least an off-CPU tracer can cost
-if [ -x "$FLOOR" ]; then
-	t=$(best_of floor "$T/none" "$FLOOR" -- $PIN "$W" --pingpong "$ROUNDS") &&
-		row "floor: count" "$t" 0 "switches and wakeups counted"
-	t=$(best_of floor_t "$T/none" "$FLOOR" -t -- $PIN "$W" --pingpong "$ROUNDS") &&
-		row "floor+time: + interval" "$t" 0 "+ time off CPU per thread" &&
-		floor_t=$t
-fi
-
-for mb in 10us 1us; do
-	f=$T/run.nsk
-	t=$(best_of "nusku$mb" "$f" "$NUSKU" record -q -e offcpu --min-block "$mb" \
-		-o "$f" -- $PIN "$W" --pingpong "$ROUNDS") || continue
-	n=$("$NUSKU" report "$T/nusku$mb.best" -f csv --sql \
-		"SELECT count(*) FROM offcpu" 2>/dev/null | tail -n 1)
-	lost=$("$NUSKU" report "$T/nusku$mb.best" -f csv --sql \
-		"SELECT coalesce(sum(count), 0) FROM loss WHERE source LIKE 'offcpu.%'" \
-		2>/dev/null | tail -n 1)
-	row "nusku -e offcpu ($mb)" "$t" "$(size_of "$T/nusku$mb.best")" \
-		"$n intervals >= $mb, $lost lost"
-done
-
-# bcc compiles offcputime against the kernel's headers; a kernel without
-# them gets Debian's merged into one tree (as bench/alloc.sh does), so that
-# what stops it, if anything, is the kernel itself: offcputime needs a
-# kprobe on finish_task_switch.
-bcc_headers() {
-	[ -e "/lib/modules/$(uname -r)/build" ] && return 0
-	[ -n "${BCC_KERNEL_SOURCE:-}" ] && return 0
-	common=$(ls -d /usr/src/linux-headers-*-common 2>/dev/null | sort -V | tail -1)
-	arch=$(ls -d "${common%-common}"-amd64 "${common%-common}"-arm64 2>/dev/null | head -1)
-	[ -n "$common" ] && [ -n "$arch" ] || return 0
-	mkdir -p "$T/kernel"
-	cp -rs "$common/." "$T/kernel/" 2>/dev/null || true
-	cp -rsf "$arch/." "$T/kernel/" 2>/dev/null || true
-	BCC_KERNEL_SOURCE=$T/kernel
-	export BCC_KERNEL_SOURCE
-}
-
-# bcc attaches to a running pid: the workload waits BCC_DELAY s first.
-if [ -x "$BCC" ]; then
-	bcc_headers
-	bcc_run() {
+# bench/offcpu.sh BUILDDIR --case NAME OUTDIR: one run of one case (what
+# bench/bpf_cost runs).
+if [ "${2:-}" = --case ]; then
+	T=$4
+	case $3 in
+	bare) exec $PIN "$W" --pingpong "$ROUNDS" ;;
+	floor) exec "$FLOOR" -- $PIN "$W" --pingpong "$ROUNDS" ;;
+	floor+time) exec "$FLOOR" -t -- $PIN "$W" --pingpong "$ROUNDS" ;;
+	nusku) exec "$NUSKU" record -q -e offcpu -o "$T/nusku.nsk" -- $PIN "$W" --pingpong "$ROUNDS" ;;
+	nusku-1s) exec "$NUSKU" record -q -e offcpu --min-block 1s -o "$T/nusku-1s.nsk" -- $PIN "$W" --pingpong "$ROUNDS" ;;
+	before) exec "$NUSKU_BEFORE" record -q -e offcpu -o "$T/before.nsk" -- $PIN "$W" --pingpong "$ROUNDS" ;;
+	offcputime)
+		# it attaches to a running pid: the workload waits BCC_DELAY s
+		# before its round trips (not timed); stopped after them
 		$PIN "$W" --pingpong "$ROUNDS" "$BCC_DELAY" &
 		wp=$!
-		"$BCC" -f -p "$wp" > "$T/bcc.folded" 2> "$T/bcc.stderr" &
+		"$BCC" -p "$wp" -m 10 > "$T/bcc.out" 2>&1 &
 		bp=$!
 		wait "$wp"
 		kill -INT "$bp" 2>/dev/null || true
 		wait "$bp" 2>/dev/null || true
-		# it worked if it printed folded stacks ("a;b;c N")
-		grep -q ';' "$T/bcc.folded"
-	}
-	if t=$(best_of bcc "$T/bcc.folded" bcc_run 2>/dev/null); then
-		row "bcc offcputime -p" "$t" "$(size_of "$T/bcc.best")" \
-			"$(grep -c ';' "$T/bcc.best") folded stacks"
-	else
-		why=$(cat "$T/bcc.folded" "$T/bcc.stderr" 2>/dev/null |
-			grep -m1 -o -i "unable to find kernel headers\|failed to compile[^<]*\|kprobes/blacklist\|cannot attach kprobe[^,]*" || true)
-		case $why in
-		*kprobe*) why="needs kprobes (finish_task_switch): none on this kernel" ;;
-		esac
-		echo "| bcc offcputime -p          |       n/a |          |            |            | ${why:-failed} |"
-	fi
-else
-	echo "| bcc offcputime -p          |       n/a |          |            |            | $BCC not installed |"
+		exit 0 ;;
+	esac
+	exit 2
 fi
 
-if command -v perf >/dev/null; then
-	if t=$(best_of perf "$T/perf.data" perf sched record -q -o "$T/perf.data" -- \
-		$PIN "$W" --pingpong "$ROUNDS"); then
-		row "perf sched record" "$t" "$(size_of "$T/perf.best")" \
-			"every sched event, system-wide"
-	else
-		echo "| perf sched record          |       n/a |          |            |            | $(tail -n 1 "$T/perf.err") |"
-	fi
+[ -f "$B/Makefile" ] && make -C "$B" -s bench/ss_count bench/bpf_cost >/dev/null 2>&1
+[ -x "$NUSKU" ] && [ -x "$W" ] && [ -x "$FLOOR" ] && [ -x "$COST" ] ||
+	{ echo "offcpu.sh: build first (make && make check TESTS=)" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "offcpu.sh: needs root" >&2; exit 77; }
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/nusku-bench.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export ROUNDS BCC_DELAY NUSKU_BEFORE="${NUSKU_BEFORE:-}"
+
+cases=${CASES:-"bare floor floor+time nusku nusku-1s"}
+if [ -z "${CASES:-}" ]; then
+	[ -n "$NUSKU_BEFORE" ] && cases="$cases before"
+	[ -x "$BCC" ] && cases="$cases offcputime"
 fi
+
+# $T/results: "run CASE ROUND CPU_NS WALL_NS" per case and round, and
+# "prog CASE ROUND NAME RUNS NS" per program of its tracer.
+: > "$T/results"
+for r in $(seq "$RUNS"); do
+	for c in $cases; do
+		"$COST" -- sh "$0" "$B" --case "$c" "$T" > "$T/out" 2> "$T/err" || true
+		awk -v c="$c" -v r="$r" '
+			/^pingpong / { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+			$1 == "bpf_cost:" && $2 == "prog" { print "prog", c, r, $3, $5, $7 }
+			END { if (v["cpu_ns"] != "") print "run", c, r, v["cpu_ns"], v["ns"] }' \
+			"$T/out" "$T/err" >> "$T/results"
+		# intervals a recording kept
+		f=$T/$c.nsk
+		if [ -f "$f" ]; then
+			n=$("$NUSKU" report "$f" -f csv --sql "SELECT count(*) FROM offcpu" 2>/dev/null | tail -n 1)
+			echo "kept $c $r ${n:-0}" >> "$T/results"
+			rm -f "$f"
+		fi
+	done
+done
+cp "$T/results" "${OFFCPU_RESULTS:-/dev/null}" 2>/dev/null || true
+
+echo "offcpu bench: $ROUNDS round trips (2 switches each) on one CPU, median of $RUNS rounds" \
+	"($(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
+echo
+awk -v cases="$cases" -v rounds="$ROUNDS" '
+	function median(list,   a, n, i, j, t) {
+		n = split(list, a, " ")
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		if (!n) return ""
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	$1 == "run" { cpu[$2] = cpu[$2] " " $4; wall[$2] = wall[$2] " " $5 }
+	$1 == "kept" { kept[$2] = kept[$2] " " $4 }
+	$1 == "prog" {
+		k = $2 SUBSEP $3
+		tot[k] += $6
+		if ($4 ~ /swit/ && !(k in sw)) sw[k] = $5
+		pk = $2 SUBSEP $4
+		if (!(pk in pruns)) { names[$2] = names[$2] " " $4 }
+		pns[pk] = pns[pk] " " ($5 ? $6 / $5 : 0)
+		pruns[pk] = pruns[pk] " " $5
+	}
+	END {
+		n = split(cases, c, " ")
+		for (i = 1; i <= n; i++) {
+			k = c[i]; l = ""
+			for (r = 1; r <= 1000; r++)
+				if ((k SUBSEP r) in sw && sw[k SUBSEP r] > 0)
+					l = l " " tot[k SUBSEP r] / sw[k SUBSEP r]
+			bpf[k] = median(l)
+		}
+		bc = median(cpu["bare"])
+		printf "| %-12s | %13s | %11s | %12s | %14s | %9s | %8s |\n", "tool", "bpf ns/switch",
+			"/ floor+time", "/ floor", "+cpu ns/switch", "kswitch/s", "kept"
+		printf "|--------------|---------------|-------------|--------------|----------------|-----------|----------|\n"
+		for (i = 1; i <= n; i++) {
+			k = c[i]
+			if (cpu[k] == "") { printf "| %-12s | (could not run here) |\n", k; continue }
+			b = bpf[k]; r1 = r2 = "-"
+			if (b != "" && bpf["floor+time"] > 0 && k != "bare") r1 = sprintf("%.2fx", b / bpf["floor+time"])
+			if (b != "" && bpf["floor"] > 0 && k != "bare") r2 = sprintf("%.2fx", b / bpf["floor"])
+			printf "| %-12s | %13s | %11s | %12s | %14s | %9.0f | %8s |\n", k,
+				b == "" ? "-" : sprintf("%.1f", b), r1, r2,
+				k == "bare" ? "-" : sprintf("%.0f", (median(cpu[k]) - bc) / (2 * rounds)),
+				2 * rounds / median(wall[k]) * 1e6,
+				kept[k] == "" ? "-" : median(kept[k])
+		}
+		print ""
+		print "ns per run (median), runs per round trip, of each program:"
+		for (i = 1; i <= n; i++) {
+			k = c[i]
+			m = split(names[k], nm, " ")
+			for (j = 1; j <= m; j++) {
+				pk = k SUBSEP nm[j]
+				runs = median(pruns[pk])
+				if (runs < rounds / 100) continue
+				printf "  %-12s %-16s %7.1f ns  %5.2f runs\n", k, nm[j],
+					median(pns[pk]), runs / rounds
+			}
+		}
+	}' "$T/results"
