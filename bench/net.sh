@@ -1,91 +1,143 @@
 #!/bin/sh
-# Overhead of the network signal on a loopback request/response workload
-# without loss: tcp_pingpong's round trips (64 bytes each way: 2 sends and 2
-# receives per round trip, each a hit of the owner-learning tracepoints),
-# inside a network namespace of our own (loopback only), timed by the
-# workload itself (a tracer's start and stop are not counted).  Runs
-# alternate so load from elsewhere hits every case alike; median of RUNS:
+# Cost of the network signal under a small-message loopback storm:
+# tcp_pingpong's round trips (64 bytes each way: 2 sends and 2 receives per
+# round trip, each a hit of the owner-learning tracepoints), inside a
+# network namespace of our own (loopback only), timed by the workload
+# itself (a tracer's start and stop are not counted).  Cases run in turn
+# for RUNS rounds so that load from elsewhere hits all alike; each figure
+# is the median over the rounds:
 #
 #   bare                 no tracer
-#   nusku -e net         owners learned on every send/receive, retransmits
-#   bcc tcpretrans       /usr/sbin/tcpretrans-bpfcc, for scale: it traces
-#                        retransmits only (no owner, no code path), so on a
-#                        clean loopback it costs nothing at all
+#   floor                bench/ss_count -n: tp_btf sock_send_length and
+#                        sock_recv_length that only count the target's
+#                        (a tgid compare): the least a tracer of these
+#                        tracepoints can cost
+#   nusku                nusku record -e net: owners learned on every
+#                        send/receive, retransmits
+#   before               $NUSKU_BEFORE record -e net, when set
+#   bcc tcpretrans       not run: it traces retransmits only (no owner, no
+#                        code path), so on a clean loopback it costs nothing
+#
+# Every case runs under bench/bpf_cost (the kernel's run-time statistics of
+# the tracer's own programs): "bpf ns/event" is the run time of all of them
+# over the runs of the send and receive programs.  "us/round trip" is the
+# workload's own wall time (the machine is shared).
 #
 #   bench/net.sh [BUILDDIR]        (default: the current directory)
 #
-# Environment: MESSAGES (default 50000), RUNS (default 7), BCC_DELAY
-# (seconds bcc gets to compile and attach, default 10; 0 skips bcc).
+# Environment: MESSAGES (default 100000), RUNS (default 5), CASES, NUSKU_BEFORE.
 set -eu
 B=${1:-.}
 NUSKU=$B/nusku
 W=$B/tests/workloads/tcp_pingpong
-MESSAGES=${MESSAGES:-50000}
-RUNS=${RUNS:-7}
-BCC_DELAY=${BCC_DELAY:-10}
-BCC=/usr/sbin/tcpretrans-bpfcc
-[ -x "$NUSKU" ] && [ -x "$W" ] || { echo "net.sh: build first (make && make check TESTS=)" >&2; exit 2; }
+FLOOR=$B/bench/ss_count
+COST=$B/bench/bpf_cost
+MESSAGES=${MESSAGES:-100000}
+RUNS=${RUNS:-5}
+
+# bench/net.sh BUILDDIR --case NAME OUTDIR NETNS: one run of one case (what
+# bench/bpf_cost runs).
+if [ "${2:-}" = --case ]; then
+	T=$4
+	NX="ip netns exec $5"
+	case $3 in
+	bare) exec $NX "$W" -n "$MESSAGES" ;;
+	floor) exec $NX "$FLOOR" -n -- "$W" -n "$MESSAGES" ;;
+	nusku) exec $NX "$NUSKU" record -q -e net -o "$T/nusku.nsk" -- "$W" -n "$MESSAGES" ;;
+	before) exec $NX "$NUSKU_BEFORE" record -q -e net -o "$T/before.nsk" -- "$W" -n "$MESSAGES" ;;
+	esac
+	exit 2
+fi
+
+[ -f "$B/Makefile" ] && make -C "$B" -s bench/ss_count bench/bpf_cost >/dev/null 2>&1
+[ -x "$NUSKU" ] && [ -x "$W" ] && [ -x "$FLOOR" ] && [ -x "$COST" ] ||
+	{ echo "net.sh: build first (make && make check TESTS=)" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "net.sh: needs root" >&2; exit 77; }
 
 NS="nsk-bench-$$"
 T=$(mktemp -d "${TMPDIR:-/tmp}/nusku-bench.XXXXXX")
-BCC_PID=
 cleanup() {
-	if [ -n "$BCC_PID" ]; then kill "$BCC_PID" 2>/dev/null || true; fi
 	ip netns del "$NS" 2>/dev/null || true
 	rm -rf "$T"
 }
 trap cleanup EXIT
 ip netns add "$NS"
 ip -n "$NS" link set lo up
+export MESSAGES NUSKU_BEFORE="${NUSKU_BEFORE:-}"
 
-# One exchange, in us, as the workload times it.
-exchange() {
-	d=$(ip netns exec "$NS" "$@" 2>/dev/null | sed -n 's/.* in \([0-9]*\) us.*/\1/p')
-	[ -n "$d" ] || { echo "net.sh: $* failed" >&2; exit 1; }
-	echo "$d"
-}
+cases=${CASES:-"bare floor nusku"}
+[ -z "${CASES:-}" ] && [ -n "$NUSKU_BEFORE" ] && cases="$cases before"
 
-# median of the numbers on stdin
-median() {
-	sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2) }'
-}
-
-: > "$T/bare"; : > "$T/rec"
-for i in $(seq "$RUNS"); do
-	exchange "$W" -n "$MESSAGES" >> "$T/bare"
-	exchange "$NUSKU" record -q -o "$T/run.nsk" -e net -- "$W" -n "$MESSAGES" >> "$T/rec"
+# $T/results: "run CASE ROUND US" and "prog CASE ROUND NAME RUNS NS"
+: > "$T/results"
+for r in $(seq "$RUNS"); do
+	for c in $cases; do
+		"$COST" -- sh "$0" "$B" --case "$c" "$T" "$NS" > "$T/out" 2> "$T/err" || true
+		awk -v c="$c" -v r="$r" '
+			/^tcp_pingpong: / { for (i = 1; i < NF; i++) if ($(i + 1) == "us,") us = $i }
+			$1 == "bpf_cost:" && $2 == "prog" { print "prog", c, r, $3, $5, $7 }
+			END { if (us != "") print "run", c, r, us }' "$T/out" "$T/err" >> "$T/results"
+		rm -f "$T/$c.nsk"
+	done
 done
-bare=$(median < "$T/bare"); rec=$(median < "$T/rec")
-bare_min=$(sort -n "$T/bare" | head -n 1); rec_min=$(sort -n "$T/rec" | head -n 1)
-size=$(wc -c < "$T/run.nsk" | tr -d ' ')
+cp "$T/results" "${NET_RESULTS:-/dev/null}" 2>/dev/null || true
 
-bcc=; bcc_why=
-if [ "$BCC_DELAY" -gt 0 ] && [ -x "$BCC" ]; then
-	"$BCC" > "$T/bcc.out" 2>&1 &
-	BCC_PID=$!
-	sleep "$BCC_DELAY"
-	if kill -0 "$BCC_PID" 2>/dev/null; then
-		: > "$T/bcc"
-		for i in $(seq "$RUNS"); do
-			exchange "$W" -n "$MESSAGES" >> "$T/bcc"
-		done
-		bcc=$(median < "$T/bcc")
-	else
-		bcc_why=$(grep -v '^ \|^Traceback' "$T/bcc.out" | head -n 1)
-	fi
-elif [ "$BCC_DELAY" -gt 0 ]; then
-	bcc_why="$BCC not installed"
-fi
-
-awk -v b="$bare" -v r="$rec" -v bm="$bare_min" -v rm="$rec_min" -v c="$bcc" \
-    -v why="$bcc_why" -v n="$MESSAGES" -v s="$size" -v runs="$RUNS" 'BEGIN {
-	printf "%d loopback round trips of 64 B, no loss; median (best) of %d runs:\n", n, runs
-	printf "  %-16s %9.1f ms (%6.1f) %6.2f us/round trip\n", "bare", b / 1e3, bm / 1e3, b / n
-	printf "  %-16s %9.1f ms (%6.1f) %6.2f us/round trip  x%.3f (best x%.3f)  %+.0f ns per send/recv  (%d B file)\n",
-		"nusku -e net", r / 1e3, rm / 1e3, r / n, r / b, rm / bm, (r - b) * 1e3 / n / 4, s
-	if (c != "")
-		printf "  %-16s %9.1f ms          %6.2f us/round trip  x%.3f\n", "bcc tcpretrans", c / 1e3, c / n, c / b
-	else if (why != "")
-		printf "  %-16s cannot run here: %s\n", "bcc tcpretrans", why
-}'
+echo "net bench: $MESSAGES loopback round trips of 64 B (2 sends, 2 receives each), median of $RUNS rounds" \
+	"($(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
+echo
+awk -v cases="$cases" -v msgs="$MESSAGES" '
+	function median(list,   a, n, i, j, t) {
+		n = split(list, a, " ")
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		if (!n) return ""
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	$1 == "run" { us[$2] = us[$2] " " $4 }
+	$1 == "prog" {
+		k = $2 SUBSEP $3
+		tot[k] += $6
+		if ($4 ~ /send|recv/) ev[k] += $5
+		pk = $2 SUBSEP $4
+		if (!(pk in pruns)) names[$2] = names[$2] " " $4
+		pns[pk] = pns[pk] " " ($5 ? $6 / $5 : 0)
+		pruns[pk] = pruns[pk] " " $5
+	}
+	END {
+		n = split(cases, c, " ")
+		for (i = 1; i <= n; i++) {
+			k = c[i]; l = ""
+			for (r = 1; r <= 1000; r++)
+				if ((k SUBSEP r) in ev && ev[k SUBSEP r] > 0)
+					l = l " " tot[k SUBSEP r] / ev[k SUBSEP r]
+			bpf[k] = median(l)
+		}
+		printf "| %-8s | %12s | %8s | %14s | %9s |\n", "tool", "bpf ns/event", "/ floor",
+			"us/round trip", "/ bare"
+		printf "|----------|--------------|----------|----------------|-----------|\n"
+		bu = median(us["bare"])
+		for (i = 1; i <= n; i++) {
+			k = c[i]
+			if (us[k] == "") { printf "| %-8s | (could not run here) |\n", k; continue }
+			b = bpf[k]; r1 = "-"
+			if (b != "" && bpf["floor"] > 0) r1 = sprintf("%.2fx", b / bpf["floor"])
+			printf "| %-8s | %12s | %8s | %14.2f | %8.3fx |\n", k,
+				b == "" ? "-" : sprintf("%.1f", b), r1, median(us[k]) / msgs,
+				median(us[k]) / bu
+		}
+		print ""
+		print "ns per run (median), runs per round trip, of each program:"
+		for (i = 1; i <= n; i++) {
+			k = c[i]
+			m = split(names[k], nm, " ")
+			for (j = 1; j <= m; j++) {
+				pk = k SUBSEP nm[j]
+				runs = median(pruns[pk])
+				if (runs < msgs / 100) continue
+				printf "  %-8s %-16s %7.1f ns  %5.2f runs\n", k, nm[j],
+					median(pns[pk]), runs / msgs
+			}
+		}
+	}' "$T/results"

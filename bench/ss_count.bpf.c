@@ -4,7 +4,12 @@
  * in a per-CPU array.  Anything an off-CPU tracer does costs at least
  * this.  With with_time, the switch also keeps each thread's switch-out
  * time in task storage and adds the interval up at its switch-in: the
- * floor of a tracer that measures how long threads were off CPU. */
+ * floor of a tracer that measures how long threads were off CPU.
+ *
+ * With -n (the loader chooses the programs), the floor of the network
+ * benchmark instead: tp_btf sock_send_length and sock_recv_length that
+ * only count the sends and receives of the target and its children (a
+ * tgid compare and its parent's: no map lookup). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -16,7 +21,7 @@ __u32 with_time = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 3); /* switches, wakeups, ns off CPU */
+	__uint(max_entries, 3); /* switches, wakeups, ns off CPU; sends, receives */
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -68,6 +73,29 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(ss_waking, struct task_struct *p)
 {
 	if (p->tgid == target_tgid)
+		add(1, 1);
+	return 0;
+}
+
+static __always_inline int net_target(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return t->tgid == target_tgid || t->real_parent->tgid == target_tgid;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(ss_send, struct sock *sk, int ret, int flags)
+{
+	if (net_target())
+		add(0, 1);
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(ss_recv, struct sock *sk, int ret, int flags)
+{
+	if (net_target())
 		add(1, 1);
 	return 0;
 }

@@ -1,7 +1,9 @@
-/* ss_count [-t] -- CMD ARGS: runs CMD with bench/ss_count.bpf.c counting its
- * context switches and wakeups (the bare floor of the off-CPU benchmark;
- * -t: also timing each thread's intervals off CPU, kept in task storage);
- * prints the counts on stderr and exits with CMD's status. */
+/* ss_count [-t|-n] -- CMD ARGS: runs CMD with bench/ss_count.bpf.c counting
+ * its context switches and wakeups (the bare floor of the off-CPU benchmark;
+ * -t: also timing each thread's intervals off CPU, kept in task storage;
+ * -n: its and its children's socket sends and receives instead, the floor
+ * of the network benchmark); prints the counts on stderr and exits with
+ * CMD's status. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,21 +18,32 @@
 int main(int argc, char **argv)
 {
 	struct ss_count_bpf *skel = NULL;
-	int go = -1, ncpu, err = 1, with_time = 0;
+	int go = -1, ncpu, err = 1, with_time = 0, net = 0;
 	unsigned long long total[3];
 	pid_t pid;
 
-	if (argc > 1 && !strcmp(argv[1], "-t")) {
-		with_time = 1;
+	if (argc > 1 && (!strcmp(argv[1], "-t") || !strcmp(argv[1], "-n"))) {
+		with_time = argv[1][1] == 't';
+		net = argv[1][1] == 'n';
 		argv++;
 		argc--;
 	}
 	if (argc < 3 || strcmp(argv[1], "--")) {
-		fprintf(stderr, "usage: ss_count [-t] -- CMD [ARGS]\n");
+		fprintf(stderr, "usage: ss_count [-t|-n] -- CMD [ARGS]\n");
 		return 2;
 	}
 	ncpu = libbpf_num_possible_cpus();
-	skel = ss_count_bpf__open_and_load();
+	skel = ss_count_bpf__open();
+	if (skel) {
+		bpf_program__set_autoload(skel->progs.ss_switch, !net);
+		bpf_program__set_autoload(skel->progs.ss_waking, !net);
+		bpf_program__set_autoload(skel->progs.ss_send, net);
+		bpf_program__set_autoload(skel->progs.ss_recv, net);
+		if (ss_count_bpf__load(skel)) {
+			ss_count_bpf__destroy(skel);
+			skel = NULL;
+		}
+	}
 	if (!skel) {
 		fprintf(stderr, "ss_count: cannot load: %s\n", strerror(errno));
 		return 1;
@@ -50,8 +63,11 @@ int main(int argc, char **argv)
 	err = nsk_bench__release(pid, go);
 	for (unsigned k = 0; k < 3; k++)
 		total[k] = nsk_bench__percpu_sum(bpf_map__fd(skel->maps.counts), k, ncpu);
-	fprintf(stderr, "ss_count: %llu switches, %llu wakeups, %llu ns off CPU\n",
-		total[0], total[1], total[2]);
+	if (net)
+		fprintf(stderr, "ss_count: %llu sends, %llu receives\n", total[0], total[1]);
+	else
+		fprintf(stderr, "ss_count: %llu switches, %llu wakeups, %llu ns off CPU\n",
+			total[0], total[1], total[2]);
 cleanup:
 	ss_count_bpf__destroy(skel);
 	return err;

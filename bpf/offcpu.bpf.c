@@ -403,16 +403,22 @@ no_waker_copy:
 		count_drop(NSK_OFFCPU_DROP_RINGBUF);
 }
 
-/* Where t left user space: the ip, sp and bp of its saved user registers
- * (loads, no helper: reading the return address bp points to as well,
- * bpf_probe_read_user, cost 280 ns a switch here).  Two switch-outs with
- * the same key are, as good as always, the same call path: the same
- * instruction at the same stack depth under the same frame pointer. */
-static __always_inline void user_key(struct task_struct *t, __u64 key[4])
+/* Where the thread in p left user space: the ip, sp and bp of its saved
+ * user registers, and the syscall it is in with its first argument (read
+ * into p already).  Loads, no helper: the return address bp points to
+ * would take bpf_probe_read_user, which cost 240 ns a switch here, and is
+ * out of reach at switch-in, in another task's context.  Two intervals
+ * with the same key are, as good as always, the same call path: the same
+ * instruction at the same stack depth under the same frame pointer, in the
+ * same call on the same file or lock. */
+static __always_inline void user_key(struct nsk_offcpu_pending *p,
+				     struct task_struct *t)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u64 *key = p->out_key;
 
-	key[0] = key[1] = key[2] = key[3] = 0;
+	key[0] = key[1] = key[2] = 0;
+	key[3] = p->arg0 ^ ((__u64)p->syscall << 48);
 	if (!regs)
 		return;
 #if defined(__TARGET_ARCH_x86)
@@ -478,7 +484,7 @@ static __always_inline void flush_held(struct nsk_offcpu_pending *p, __u32 tid,
 static __always_inline void find_ustack(struct nsk_offcpu_pending *p,
 					struct task_struct *t)
 {
-	user_key(t, p->out_key);
+	user_key(p, t);
 	if (key_is(p, p->use & 1)) {
 		p->flags |= NSK_OFFCPU_F_HAVE_USTACK;
 	} else if (key_is(p, (p->use + 1) & 1)) {

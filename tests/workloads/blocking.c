@@ -24,6 +24,12 @@
  *          times (2 blocks per round trip); prints the round trips' wall
  *          time and the CPU time the process spent on them (which a loaded
  *          machine disturbs less).
+ *        blocking --alternate N
+ *          for tests/e2e/offcpu_storm.sh: a thread (alt_reader) reads one
+ *          byte N times from each of two pipes in turn, in reader_a and
+ *          reader_b, two functions alike to the byte (so each blocks with
+ *          the same registers but for the file), while another
+ *          (alt_writer) writes to them a millisecond apart.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -282,6 +288,69 @@ static NOINLINE int pingpong(long rounds, double delay_s)
 	return 0;
 }
 
+/* ---- alternate: two paths that block alike --------------------------------- */
+
+static int alt_a[2], alt_b[2];
+static long alt_rounds;
+
+static NOINLINE void reader_a(int fd)
+{
+	char c;
+
+	if (read(fd, &c, 1) != 1)
+		die("reader_a");
+}
+
+static NOINLINE void reader_b(int fd)
+{
+	char c;
+
+	if (read(fd, &c, 1) != 1)
+		die("reader_b");
+}
+
+static NOINLINE void *alt_reader(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < alt_rounds; i++) {
+		reader_a(alt_a[0]);
+		reader_b(alt_b[0]);
+	}
+	return NULL;
+}
+
+static NOINLINE void *alt_writer(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < alt_rounds; i++) {
+		sleep_ms(1);
+		if (write(alt_a[1], "a", 1) != 1)
+			die("alt_writer");
+		sleep_ms(1);
+		if (write(alt_b[1], "b", 1) != 1)
+			die("alt_writer");
+	}
+	return NULL;
+}
+
+static void run(const char *name, void *(*fn)(void *), void *arg, int ncpu0,
+		pthread_t *t);
+
+static int alternate(long rounds)
+{
+	pthread_t r, w;
+
+	alt_rounds = rounds;
+	if (pipe(alt_a) || pipe(alt_b))
+		die("pipe");
+	run("alt_reader", alt_reader, NULL, -1, &r);
+	run("alt_writer", alt_writer, NULL, -1, &w);
+	pthread_join(r, NULL);
+	pthread_join(w, NULL);
+	printf("alternate rounds=%ld\n", rounds);
+	return 0;
+}
+
 /* ---- driver --------------------------------------------------------------- */
 
 static void run(const char *name, void *(*fn)(void *), void *arg, int ncpu0,
@@ -319,6 +388,8 @@ int main(int argc, char **argv)
 
 	if (argc > 2 && !strcmp(argv[1], "--pingpong"))
 		return pingpong(atol(argv[2]), argc > 3 ? atof(argv[3]) : 0);
+	if (argc > 2 && !strcmp(argv[1], "--alternate"))
+		return alternate(atol(argv[2]));
 	if (argc > 1)
 		dir = argv[1];
 	/* The first CPU we may run on, for the spinners. */
