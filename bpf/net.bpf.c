@@ -39,6 +39,8 @@ const volatile __u64 wakeup_bytes = 64 * 1024;
 /* Bytes of user stack to copy with each stack taken (DWARF unwinding in
  * user space); 0: the frame-pointer walk only. */
 const volatile __u32 ustack_bytes = 0;
+/* Possible CPUs, for clearing a hint on all of them (record/net.c). */
+const volatile __u32 ncpus = 1;
 
 struct owner {
 	__u64 cookie;
@@ -60,6 +62,49 @@ struct {
 	__type(key, int);
 	__type(value, struct owner);
 } net_socks SEC(".maps");
+
+/* The last socket each thread slot of a CPU used, known to need nothing:
+ * a send or receive on it again by the same thread returns after a few
+ * loads, without the socket-storage lookup (a storm sends and receives on
+ * the same socket over and over).  The cookie, read from the socket itself,
+ * tells a new socket at a freed one's address apart: it has none, or
+ * another.  Per CPU and by thread, so it needs no lock; a miss is only the
+ * full path. */
+struct net_hint {
+	__u64 sk;
+	__u64 cookie;
+	__u32 tid;
+	__u32 recv; /* its receive stack was taken: receives need nothing */
+};
+
+#define NET_HINTS 16
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NET_HINTS);
+	__type(key, __u32);
+	__type(value, struct net_hint);
+} net_hints SEC(".maps");
+
+#define NET_MAX_CPUS 1024
+
+static __always_inline __u32 hint_slot(__u32 tid)
+{
+	return (tid * 2654435761u) >> 28; /* NET_HINTS slots */
+}
+
+/* sk's owner changes from tid: its hints, on whatever CPU it ran, must not
+ * let it pass for the owner any more.  Rare (an owner change). */
+static __always_inline void forget_hints(struct sock *sk, __u32 tid)
+{
+	__u32 slot = hint_slot(tid);
+
+	for (__u32 c = 0; c < NET_MAX_CPUS && c < ncpus; c++) {
+		struct net_hint *h = bpf_map_lookup_percpu_elem(&net_hints, &slot, c);
+
+		if (h && h->sk == (__u64)sk)
+			h->sk = 0;
+	}
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -161,22 +206,37 @@ static __always_inline void learn(void *ctx, struct sock *sk, __u32 type,
 				  int is_recv, int want_stack, int newstate)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, tid = (__u32)id;
-	struct owner *o = bpf_sk_storage_get(&net_socks, sk, 0, 0);
+	__u32 pid = id >> 32, tid = (__u32)id, slot = hint_slot(tid);
+	struct net_hint *h = bpf_map_lookup_elem(&net_hints, &slot);
+	struct owner *o;
 	struct nsk_ev_net *e;
 	long n;
 
+	if (!want_stack && h && h->sk == (__u64)sk && h->tid == tid &&
+	    (h->recv || !is_recv) && h->cookie &&
+	    h->cookie == (__u64)sk->__sk_common.skc_cookie.counter)
+		return;
+	o = bpf_sk_storage_get(&net_socks, sk, 0, 0);
 	if (o && o->tid == tid) {
 		/* Known owner: a stack only at the first receive or when
 		 * asked for (state change). */
-		if (!want_stack && !(is_recv && !(o->flags & OWNER_RECV_STACK)))
+		if (!want_stack && !(is_recv && !(o->flags & OWNER_RECV_STACK))) {
+			if (h) {
+				h->sk = (__u64)sk;
+				h->cookie = o->cookie;
+				h->tid = tid;
+				h->recv = !!(o->flags & OWNER_RECV_STACK);
+			}
 			return;
+		}
 		if (!want_stack)
 			type = NSK_EV_NET_CONN;
 	} else {
 		/* A new socket or a new owner thread. */
 		if (!nsk_is_target(pid) || !is_tcp(sk))
 			return;
+		if (o)
+			forget_hints(sk, o->tid);
 		o = bpf_sk_storage_get(&net_socks, sk, 0,
 				       BPF_SK_STORAGE_GET_F_CREATE);
 		if (!o) {

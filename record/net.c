@@ -389,6 +389,7 @@ static int net_load(struct nsk_session *s, void **state)
 	if (err)
 		goto cleanup;
 	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
+	st->skel->rodata->ncpus = st->ncpus;
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets, nsk_session__targets_fd(s));
 	if (err)
 		goto cleanup;
