@@ -25,7 +25,8 @@
 #
 #   bench/net.sh [BUILDDIR]        (default: the current directory)
 #
-# Environment: MESSAGES (default 100000), RUNS (default 5), CASES, NUSKU_BEFORE.
+# Environment: MESSAGES (default 100000), RUNS (default 5), CASES,
+# NUSKU_BEFORE, NET_RESULTS (a file to keep the raw results in).
 set -eu
 B=${1:-.}
 NUSKU=$B/nusku
@@ -49,10 +50,8 @@ if [ "${2:-}" = --case ]; then
 	exit 2
 fi
 
-[ -f "$B/Makefile" ] && make -C "$B" -s bench/ss_count bench/bpf_cost >/dev/null 2>&1
-[ -x "$NUSKU" ] && [ -x "$W" ] && [ -x "$FLOOR" ] && [ -x "$COST" ] ||
-	{ echo "net.sh: build first (make && make check TESTS=)" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "net.sh: needs root" >&2; exit 77; }
+. "$(dirname "$0")/bpf_cost_lib.sh"
+bench_ready net.sh "$NUSKU" "$W" "$FLOOR" "$COST"
 
 NS="nsk-bench-$$"
 T=$(mktemp -d "${TMPDIR:-/tmp}/nusku-bench.XXXXXX")
@@ -80,40 +79,17 @@ for r in $(seq "$RUNS"); do
 		rm -f "$T/$c.nsk"
 	done
 done
-cp "$T/results" "${NET_RESULTS:-/dev/null}" 2>/dev/null || true
-
-echo "net bench: $MESSAGES loopback round trips of 64 B (2 sends, 2 receives each), median of $RUNS rounds" \
-	"($(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
-echo
-awk -v cases="$cases" -v msgs="$MESSAGES" '
-	function median(list,   a, n, i, j, t) {
-		n = split(list, a, " ")
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		if (!n) return ""
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+bench_header "net bench: $MESSAGES loopback round trips of 64 B (2 sends, 2 receives each), median of $RUNS rounds" "${NET_RESULTS:-}"
+awk -v cases="$cases" -v msgs="$MESSAGES" "$BPF_COST_AWK"'
 	$1 == "run" { us[$2] = us[$2] " " $4 }
 	$1 == "prog" {
-		k = $2 SUBSEP $3
-		tot[k] += $6
-		if ($4 ~ /send|recv/) ev[k] += $5
-		pk = $2 SUBSEP $4
-		if (!(pk in pruns)) names[$2] = names[$2] " " $4
-		pns[pk] = pns[pk] " " ($5 ? $6 / $5 : 0)
-		pruns[pk] = pruns[pk] " " $5
+		add_prog()
+		if ($4 ~ /send|recv/) ev[$2 SUBSEP $3] += $5
 	}
 	END {
 		n = split(cases, c, " ")
-		for (i = 1; i <= n; i++) {
-			k = c[i]; l = ""
-			for (r = 1; r <= 1000; r++)
-				if ((k SUBSEP r) in ev && ev[k SUBSEP r] > 0)
-					l = l " " tot[k SUBSEP r] / ev[k SUBSEP r]
-			bpf[k] = median(l)
-		}
+		for (i = 1; i <= n; i++)
+			bpf[c[i]] = per_event(c[i], ev)
 		printf "| %-8s | %12s | %8s | %14s | %9s |\n", "tool", "bpf ns/event", "/ floor",
 			"us/round trip", "/ bare"
 		printf "|----------|--------------|----------|----------------|-----------|\n"
@@ -127,17 +103,5 @@ awk -v cases="$cases" -v msgs="$MESSAGES" '
 				b == "" ? "-" : sprintf("%.1f", b), r1, median(us[k]) / msgs,
 				median(us[k]) / bu
 		}
-		print ""
-		print "ns per run (median), runs per round trip, of each program:"
-		for (i = 1; i <= n; i++) {
-			k = c[i]
-			m = split(names[k], nm, " ")
-			for (j = 1; j <= m; j++) {
-				pk = k SUBSEP nm[j]
-				runs = median(pruns[pk])
-				if (runs < msgs / 100) continue
-				printf "  %-8s %-16s %7.1f ns  %5.2f runs\n", k, nm[j],
-					median(pns[pk]), runs / msgs
-			}
-		}
+		prog_rows(cases, msgs, "round trip")
 	}' "$T/results"

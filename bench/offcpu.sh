@@ -37,7 +37,8 @@
 #
 # Environment: ROUNDS (round trips, default 300000), RUNS (default 5), CASES
 # (a subset), NUSKU_BEFORE, BCC_DELAY (seconds the workload waits for
-# offcputime to attach, default 2).
+# offcputime to attach, default 2), OFFCPU_RESULTS (a file to keep the raw
+# results in).
 set -eu
 B=${1:-.}
 NUSKU=$B/nusku
@@ -79,10 +80,8 @@ if [ "${2:-}" = --case ]; then
 	exit 2
 fi
 
-[ -f "$B/Makefile" ] && make -C "$B" -s bench/ss_count bench/bpf_cost >/dev/null 2>&1
-[ -x "$NUSKU" ] && [ -x "$W" ] && [ -x "$FLOOR" ] && [ -x "$COST" ] ||
-	{ echo "offcpu.sh: build first (make && make check TESTS=)" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "offcpu.sh: needs root" >&2; exit 77; }
+. "$(dirname "$0")/bpf_cost_lib.sh"
+bench_ready offcpu.sh "$NUSKU" "$W" "$FLOOR" "$COST"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/nusku-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
@@ -114,41 +113,18 @@ for r in $(seq "$RUNS"); do
 		fi
 	done
 done
-cp "$T/results" "${OFFCPU_RESULTS:-/dev/null}" 2>/dev/null || true
-
-echo "offcpu bench: $ROUNDS round trips (2 switches each) on one CPU, median of $RUNS rounds" \
-	"($(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
-echo
-awk -v cases="$cases" -v rounds="$ROUNDS" '
-	function median(list,   a, n, i, j, t) {
-		n = split(list, a, " ")
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		if (!n) return ""
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+bench_header "offcpu bench: $ROUNDS round trips (2 switches each) on one CPU, median of $RUNS rounds" "${OFFCPU_RESULTS:-}"
+awk -v cases="$cases" -v rounds="$ROUNDS" "$BPF_COST_AWK"'
 	$1 == "run" { cpu[$2] = cpu[$2] " " $4; wall[$2] = wall[$2] " " $5 }
 	$1 == "kept" { kept[$2] = kept[$2] " " $4 }
 	$1 == "prog" {
-		k = $2 SUBSEP $3
-		tot[k] += $6
-		if ($4 ~ /swit/ && !(k in sw)) sw[k] = $5
-		pk = $2 SUBSEP $4
-		if (!(pk in pruns)) { names[$2] = names[$2] " " $4 }
-		pns[pk] = pns[pk] " " ($5 ? $6 / $5 : 0)
-		pruns[pk] = pruns[pk] " " $5
+		add_prog()
+		if ($4 ~ /swit/ && !(($2 SUBSEP $3) in sw)) sw[$2 SUBSEP $3] = $5
 	}
 	END {
 		n = split(cases, c, " ")
-		for (i = 1; i <= n; i++) {
-			k = c[i]; l = ""
-			for (r = 1; r <= 1000; r++)
-				if ((k SUBSEP r) in sw && sw[k SUBSEP r] > 0)
-					l = l " " tot[k SUBSEP r] / sw[k SUBSEP r]
-			bpf[k] = median(l)
-		}
+		for (i = 1; i <= n; i++)
+			bpf[c[i]] = per_event(c[i], sw)
 		bc = median(cpu["bare"])
 		printf "| %-12s | %13s | %11s | %12s | %14s | %9s | %8s |\n", "tool", "bpf ns/switch",
 			"/ floor+time", "/ floor", "+cpu ns/switch", "kswitch/s", "kept"
@@ -165,17 +141,5 @@ awk -v cases="$cases" -v rounds="$ROUNDS" '
 				2 * rounds / median(wall[k]) * 1e6,
 				kept[k] == "" ? "-" : median(kept[k])
 		}
-		print ""
-		print "ns per run (median), runs per round trip, of each program:"
-		for (i = 1; i <= n; i++) {
-			k = c[i]
-			m = split(names[k], nm, " ")
-			for (j = 1; j <= m; j++) {
-				pk = k SUBSEP nm[j]
-				runs = median(pruns[pk])
-				if (runs < rounds / 100) continue
-				printf "  %-12s %-16s %7.1f ns  %5.2f runs\n", k, nm[j],
-					median(pns[pk]), runs / rounds
-			}
-		}
+		prog_rows(cases, rounds, "round trip")
 	}' "$T/results"
