@@ -2,10 +2,12 @@
  *
  * One record per interval a target thread spent off CPU for at least
  * min_block_ns.  It carries what only the kernel can see at the moment:
- * the thread's state and syscall at switch-out, its user stack (taken at
- * switch-out, in its own context), its kernel stack (taken at switch-in from
- * the still-sleeping task, so the walk is paid only for intervals that are
- * kept), and who woke it (taken in the waker's context at sched_waking).
+ * the thread's state at switch-out and the syscall it sleeps in, its user
+ * stack (walked in its own context, on its way back to user space, or
+ * reused from an interval that left user space at the same place), its
+ * kernel stack (taken at switch-in from the still-sleeping task), both paid
+ * only for intervals that are kept, and who woke it (taken in the waker's
+ * context at sched_waking).
  * User space (record/offcpu.c) turns the kernel stack into a reason.
  *
  * Fixed-width types only; the stacks follow the fixed part as one array of
@@ -43,7 +45,7 @@
 
 struct nsk_ev_offcpu {
 	struct nsk_ev_header hdr; /* NSK_EV_OFFCPU */
-	__u64 start_ns;		  /* switch-out, bpf_ktime_get_ns() */
+	__u64 start_ns;		  /* switch-out, on CLOCK_MONOTONIC */
 	__u64 duration_ns;	  /* until switch-in */
 	__u64 arg0;		  /* first syscall argument (futex uaddr) */
 	__u32 pid;
