@@ -251,8 +251,12 @@ static __always_inline void copy_stack_to(struct nsk_offcpu_ustack *u)
 	asm volatile("" : "+r"(len));
 	if (len > NSK_OFFCPU_USTACK_COPY || len < 64)
 		return;
+	/* A read that would run past the end of the stack mapping (a main
+	 * thread's sp can be near it) fails as a whole: retry shorter. */
 	if (!bpf_probe_read_user(u->copy, len, (void *)sp))
 		u->copy_len = len;
+	else if (len > 512 && !bpf_probe_read_user(u->copy, 512, (void *)sp))
+		u->copy_len = 512;
 #endif
 }
 
