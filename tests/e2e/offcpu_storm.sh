@@ -9,7 +9,8 @@
 #              they block with the same instruction, stack and frame
 #              pointers, and only the file tells them apart.  Every read
 #              blocks (the writer waits a millisecond first): reader_a and
-#              reader_b have N intervals each, none charged to the other.
+#              reader_b have N pipe waits (process) each, none charged to
+#              the other.
 #   storm      --pingpong with --min-block 1us: two threads switching a
 #              hundred thousand times a second, nearly every block kept;
 #              the main thread's intervals are all in pingpong, the other's
@@ -29,7 +30,9 @@ grep -q "^alternate rounds=$N\$" "$TMPD/alt.answers" || fail "workload: $(cat "$
 "$NUSKU" report "$out" --by blocking -c alt_reader | head -20
 python3 - "$TMPD/alt.json" $N <<'PY' || fail "alternate: known answers"
 import json, sys
-rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["depth"] == 1]
+# the pipe waits (process); a preemption inside either is runqueue
+rows = [r for r in json.load(open(sys.argv[1]))["rows"]
+        if r["depth"] == 1 and r["reason"] == "process"]
 n = int(sys.argv[2])
 count = {}
 for r in rows:
