@@ -4,7 +4,9 @@
  * in a per-CPU array.  Anything an off-CPU tracer does costs at least
  * this.  With with_time, the switch also keeps each thread's switch-out
  * time in task storage and adds the interval up at its switch-in: the
- * floor of a tracer that measures how long threads were off CPU.
+ * floor of a tracer that measures how long threads were off CPU.  With
+ * with_time 2 (-c) it also times them by the scheduler's clock (rq->clock,
+ * what bpf/offcpu.bpf.c uses) and counts how far the two part.
  *
  * With -n (the loader chooses the programs), the floor of the network
  * benchmark instead: tp_btf sock_send_length and sock_recv_length that
@@ -21,16 +23,24 @@ __u32 with_time = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 3); /* switches, wakeups, ns off CPU; sends, receives */
+	/* switches, wakeups, ns off CPU; sends, receives; with -c: ns off
+	 * CPU by the scheduler's clock, the sum of |difference|, intervals
+	 * more than 5 us apart */
+	__uint(max_entries, 6);
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
+
+struct out_time {
+	__u64 k;  /* bpf_ktime_get_ns() at switch-out */
+	__u64 rq; /* the scheduler's clock then */
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u64);
+	__type(value, struct out_time);
 } out_at SEC(".maps");
 
 static __always_inline void add(__u32 k, __u64 n)
@@ -46,7 +56,8 @@ int BPF_PROG(ss_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
 	int out = prev->tgid == target_tgid, in = next->tgid == target_tgid;
-	__u64 now, *t;
+	struct out_time *t;
+	__u64 now, rq;
 
 	if (!out && !in)
 		return 0;
@@ -54,16 +65,27 @@ int BPF_PROG(ss_switch, bool preempt, struct task_struct *prev,
 	if (!with_time)
 		return 0;
 	now = bpf_ktime_get_ns();
+	rq = with_time == 2 ? prev->se.cfs_rq->rq->clock : 0;
 	if (out) {
 		t = bpf_task_storage_get(&out_at, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (t)
-			*t = now;
+		if (t) {
+			t->k = now;
+			t->rq = rq;
+		}
 	}
 	if (in) {
 		t = bpf_task_storage_get(&out_at, next, 0, 0);
-		if (t && *t) {
-			add(2, now - *t);
-			*t = 0;
+		if (t && t->k) {
+			__s64 dk = now - t->k, dr = rq - t->rq;
+
+			add(2, dk);
+			if (with_time == 2) {
+				add(3, dr);
+				add(4, dr > dk ? dr - dk : dk - dr);
+				if (dr - dk > 5000 || dk - dr > 5000)
+					add(5, 1);
+			}
+			t->k = 0;
 		}
 	}
 	return 0;
