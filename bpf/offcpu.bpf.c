@@ -126,6 +126,17 @@ struct nsk_offcpu_pending {
 	__u64 waker_regs[3];
 	__u8 waker_ustack[NSK_OFFCPU_WAKER_COPY];
 	struct nsk_offcpu_ustack us[NSK_OFFCPU_USTACKS];
+	/* This thread's own user stack as a waker: the last one walked when
+	 * it woke a thread whose wait was kept, keyed like out_key (a waker
+	 * in a storm wakes from the same few places too). */
+	__u32 wcached;
+	__u32 wn;
+	__u32 wcopy_len;
+	__u32 wpad;
+	__u64 wkey[4];
+	__u64 wregs[3];
+	__u64 wuser[NSK_OFFCPU_MAX_DEPTH];
+	__u8 wcopy[NSK_OFFCPU_WAKER_COPY];
 };
 
 /* pending.flags only, never in a record: us[use] is this interval's user
@@ -702,6 +713,80 @@ int nsk_offcpu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/* Where the waker cur is in user space, keyed as user_key does. */
+static __always_inline void waker_key(struct task_struct *cur, __u64 key[4])
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+
+	key[0] = key[1] = key[2] = key[3] = 0;
+	if (!regs)
+		return;
+#if defined(__TARGET_ARCH_x86)
+	key[0] = regs->ip;
+	key[1] = regs->sp;
+	key[2] = regs->bp;
+	key[3] = regs->di ^ ((__u64)(__u32)regs->orig_ax << 48);
+#endif
+}
+
+/* The waker's user stack (and its copy) into p: from the waker's own
+ * cache when it wakes from where it did last time, else walked, and then
+ * cached in its storage (a target thread's). */
+static __always_inline void waker_ustack(void *ctx, struct nsk_offcpu_pending *p,
+					 struct task_struct *cur)
+{
+	struct nsk_offcpu_pending *q = bpf_task_storage_get(&offcpu_pending, cur, 0, 0);
+	__u64 key[4], n, len;
+
+	waker_key(cur, key);
+	if (q && q->wcached && q->wkey[0] == key[0] && q->wkey[1] == key[1] &&
+	    q->wkey[2] == key[2] && q->wkey[3] == key[3]) {
+		n = q->wn;
+		len = q->wcopy_len;
+		asm volatile("" : "+r"(n), "+r"(len));
+		if (n > NSK_OFFCPU_MAX_DEPTH || len > NSK_OFFCPU_WAKER_COPY)
+			return;
+		if (n)
+			bpf_probe_read_kernel(p->waker_user, n * 8, q->wuser);
+		p->nwaker_user = n;
+		p->waker_regs[0] = q->wregs[0];
+		p->waker_regs[1] = q->wregs[1];
+		p->waker_regs[2] = q->wregs[2];
+		p->waker_ustack_len = 0;
+		if (len && !bpf_probe_read_kernel(p->waker_ustack, len, q->wcopy))
+			p->waker_ustack_len = len;
+		return;
+	}
+	n = bpf_get_stack(ctx, p->waker_user, sizeof(p->waker_user),
+			  BPF_F_USER_STACK);
+	if ((__s64)n <= 0) {
+		p->nwaker_user = 0;
+		return;
+	}
+	p->nwaker_user = n / 8;
+	if (copy_stacks)
+		copy_waker_stack(p);
+	if (!q)
+		return;
+	q->wcached = 0;
+	n = p->nwaker_user;
+	len = p->waker_ustack_len;
+	asm volatile("" : "+r"(n), "+r"(len));
+	if (n > NSK_OFFCPU_MAX_DEPTH || len > NSK_OFFCPU_WAKER_COPY)
+		return;
+	if (n)
+		bpf_probe_read_kernel(q->wuser, n * 8, p->waker_user);
+	q->wn = n;
+	q->wregs[0] = p->waker_regs[0];
+	q->wregs[1] = p->waker_regs[1];
+	q->wregs[2] = p->waker_regs[2];
+	q->wcopy_len = 0;
+	if (len && !bpf_probe_read_kernel(q->wcopy, len, p->waker_ustack))
+		q->wcopy_len = len;
+	__builtin_memcpy(q->wkey, key, sizeof(q->wkey));
+	q->wcached = 1;
+}
+
 static __always_inline int on_waking(void *ctx, struct task_struct *t)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
@@ -735,13 +820,8 @@ static __always_inline int on_waking(void *ctx, struct task_struct *t)
 		n = bpf_get_stack(ctx, p->waker_kernel, sizeof(p->waker_kernel), 0);
 		p->nwaker_kernel = n > 0 ? (__u64)n / 8 : 0;
 	}
-	if (cur->tgid) {
-		n = bpf_get_stack(ctx, p->waker_user, sizeof(p->waker_user),
-				  BPF_F_USER_STACK);
-		p->nwaker_user = n > 0 ? (__u64)n / 8 : 0;
-		if (n > 0 && copy_stacks)
-			copy_waker_stack(p);
-	}
+	if (cur->tgid)
+		waker_ustack(ctx, p, cur);
 	return 0;
 }
 
