@@ -422,28 +422,25 @@ no_waker_copy:
 		count_drop(NSK_OFFCPU_DROP_RINGBUF);
 }
 
-/* Where the thread in p left user space: the ip, sp and bp of its saved
- * user registers, and the syscall it is in with its first argument (read
- * into p already).  Loads, no helper: the return address bp points to
- * would take bpf_probe_read_user, which cost 240 ns a switch here, and is
- * out of reach at switch-in, in another task's context.  Two intervals
- * with the same key are, as good as always, the same call path: the same
- * instruction at the same stack depth under the same frame pointer, in the
- * same call on the same file or lock. */
-static __always_inline void user_key(struct nsk_offcpu_pending *p,
-				     struct task_struct *t)
+/* Where t left user space: the ip, sp and bp of its saved user registers,
+ * and the syscall it is in with its first argument.  Loads, no helper: the
+ * return address bp points to would take bpf_probe_read_user, which cost
+ * 240 ns a switch here, and is out of reach at switch-in, in another
+ * task's context.  Two intervals with the same key are, as good as always,
+ * the same call path: the same instruction at the same stack depth under
+ * the same frame pointer, in the same call on the same file or lock. */
+static __always_inline void user_key(struct task_struct *t, __u64 key[4])
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	__u64 *key = p->out_key;
 
-	key[0] = key[1] = key[2] = 0;
-	key[3] = p->arg0 ^ ((__u64)p->syscall << 48);
+	key[0] = key[1] = key[2] = key[3] = 0;
 	if (!regs)
 		return;
 #if defined(__TARGET_ARCH_x86)
 	key[0] = regs->ip;
 	key[1] = regs->sp;
 	key[2] = regs->bp;
+	key[3] = regs->di ^ ((__u64)(__u32)regs->orig_ax << 48);
 #endif
 }
 
@@ -519,7 +516,7 @@ static __always_inline void flush_held(struct nsk_offcpu_pending *p, __u32 tid,
 static __always_inline void find_ustack(struct nsk_offcpu_pending *p,
 					struct task_struct *t)
 {
-	user_key(p, t);
+	user_key(t, p->out_key);
 	if (key_is(p, p->use & 1)) {
 		p->flags |= NSK_OFFCPU_F_HAVE_USTACK;
 	} else if (key_is(p, (p->use + 1) & 1)) {
@@ -713,20 +710,24 @@ int nsk_offcpu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-/* Where the waker cur is in user space, keyed as user_key does. */
-static __always_inline void waker_key(struct task_struct *cur, __u64 key[4])
+/* A waker's user stack from one slot to another: n ips, the registers and
+ * len bytes of copy.  The bytes of copy it took. */
+static __always_inline __u32 copy_wstack(__u64 *ips, __u64 *regs, __u8 *copy,
+					 const __u64 *from_ips,
+					 const __u64 *from_regs,
+					 const __u8 *from_copy, __u64 n, __u64 len)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
-
-	key[0] = key[1] = key[2] = key[3] = 0;
-	if (!regs)
-		return;
-#if defined(__TARGET_ARCH_x86)
-	key[0] = regs->ip;
-	key[1] = regs->sp;
-	key[2] = regs->bp;
-	key[3] = regs->di ^ ((__u64)(__u32)regs->orig_ax << 48);
-#endif
+	asm volatile("" : "+r"(n), "+r"(len));
+	if (n > NSK_OFFCPU_MAX_DEPTH || len > NSK_OFFCPU_WAKER_COPY)
+		return 0;
+	if (n)
+		bpf_probe_read_kernel(ips, n * 8, from_ips);
+	regs[0] = from_regs[0];
+	regs[1] = from_regs[1];
+	regs[2] = from_regs[2];
+	if (len && !bpf_probe_read_kernel(copy, len, from_copy))
+		return len;
+	return 0;
 }
 
 /* The waker's user stack (and its copy) into p: from the waker's own
@@ -736,53 +737,34 @@ static __always_inline void waker_ustack(void *ctx, struct nsk_offcpu_pending *p
 					 struct task_struct *cur)
 {
 	struct nsk_offcpu_pending *q = bpf_task_storage_get(&offcpu_pending, cur, 0, 0);
-	__u64 key[4], n, len;
+	__u64 key[4];
+	long n;
 
-	waker_key(cur, key);
+	user_key(cur, key);
 	if (q && q->wcached && q->wkey[0] == key[0] && q->wkey[1] == key[1] &&
 	    q->wkey[2] == key[2] && q->wkey[3] == key[3]) {
-		n = q->wn;
-		len = q->wcopy_len;
-		asm volatile("" : "+r"(n), "+r"(len));
-		if (n > NSK_OFFCPU_MAX_DEPTH || len > NSK_OFFCPU_WAKER_COPY)
-			return;
-		if (n)
-			bpf_probe_read_kernel(p->waker_user, n * 8, q->wuser);
-		p->nwaker_user = n;
-		p->waker_regs[0] = q->wregs[0];
-		p->waker_regs[1] = q->wregs[1];
-		p->waker_regs[2] = q->wregs[2];
-		p->waker_ustack_len = 0;
-		if (len && !bpf_probe_read_kernel(p->waker_ustack, len, q->wcopy))
-			p->waker_ustack_len = len;
+		p->nwaker_user = q->wn;
+		p->waker_ustack_len = copy_wstack(p->waker_user, p->waker_regs,
+						  p->waker_ustack, q->wuser,
+						  q->wregs, q->wcopy, q->wn,
+						  q->wcopy_len);
 		return;
 	}
 	n = bpf_get_stack(ctx, p->waker_user, sizeof(p->waker_user),
 			  BPF_F_USER_STACK);
-	if ((__s64)n <= 0) {
+	if (n <= 0) {
 		p->nwaker_user = 0;
 		return;
 	}
-	p->nwaker_user = n / 8;
+	p->nwaker_user = (__u64)n / 8;
 	if (copy_stacks)
 		copy_waker_stack(p);
 	if (!q)
 		return;
-	q->wcached = 0;
-	n = p->nwaker_user;
-	len = p->waker_ustack_len;
-	asm volatile("" : "+r"(n), "+r"(len));
-	if (n > NSK_OFFCPU_MAX_DEPTH || len > NSK_OFFCPU_WAKER_COPY)
-		return;
-	if (n)
-		bpf_probe_read_kernel(q->wuser, n * 8, p->waker_user);
-	q->wn = n;
-	q->wregs[0] = p->waker_regs[0];
-	q->wregs[1] = p->waker_regs[1];
-	q->wregs[2] = p->waker_regs[2];
-	q->wcopy_len = 0;
-	if (len && !bpf_probe_read_kernel(q->wcopy, len, p->waker_ustack))
-		q->wcopy_len = len;
+	q->wn = p->nwaker_user;
+	q->wcopy_len = copy_wstack(q->wuser, q->wregs, q->wcopy, p->waker_user,
+				   p->waker_regs, p->waker_ustack,
+				   p->nwaker_user, p->waker_ustack_len);
 	__builtin_memcpy(q->wkey, key, sizeof(q->wkey));
 	q->wcached = 1;
 }
