@@ -28,6 +28,9 @@ enum {
 	OPT_STACK_SIZE,
 	OPT_BACKGROUND,
 	OPT_NAME,
+	OPT_CONTINUOUS,
+	OPT_SEGMENT,
+	OPT_KEEP,
 };
 
 static void usage(FILE *f)
@@ -70,6 +73,15 @@ static void usage(FILE *f)
 		"                           are in (default FILE: NAME.nsk here)\n"
 		"      --name NAME          the background session's name (default:\n"
 		"                           the program's name and a number)\n"
+		"      --continuous DIR     always on: one self-contained segment per\n"
+		"                           --segment into DIR, the oldest deleted past\n"
+		"                           --keep; low rates unless given (-F 49,\n"
+		"                           --alloc-sample 4M, --min-block 1ms; events\n"
+		"                           cpu,alloc,offcpu); read with nusku report DIR\n"
+		"      --segment TIME       continuous: a new segment this often (default 60s)\n"
+		"      --keep TIME|SIZE     continuous: delete segments older than TIME or\n"
+		"                           the oldest past SIZE (1h, 30m, 2d; 500M, 10G);\n"
+		"                           both may be given (default 1h)\n"
 		"  -h, --help               this help\n"
 		"\n"
 		"Recording ends when the program exits, on Ctrl-C or SIGTERM, or after\n"
@@ -142,6 +154,36 @@ static int check_events(const char *list)
 	return ok;
 }
 
+/* --keep: a time (1h, 30m, 2d) or a size (500M, 10G). */
+static int parse_keep(const char *arg, struct nsk_record_opts *o)
+{
+	size_t len = strlen(arg);
+	uint64_t v;
+
+	if (len > 1 && arg[len - 1] == 'd') {
+		char buf[64];
+
+		if (len >= sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, arg, len - 1);
+		buf[len - 1] = 0;
+		if (nsk_parse_duration(buf, 86400000000000ull, &v) || !v)
+			return -EINVAL;
+		o->keep_ns = v;
+		return 0;
+	}
+	if (!nsk_parse_duration(arg, 1000000000ull, &v)) {
+		if (!v)
+			return -EINVAL;
+		o->keep_ns = v;
+		return 0;
+	}
+	if (nsk_parse_size(arg, &v) || !v)
+		return -EINVAL;
+	o->keep_bytes = v;
+	return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -162,11 +204,15 @@ int cmd_record(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "background", no_argument, NULL, OPT_BACKGROUND },
 		{ "name", required_argument, NULL, OPT_NAME },
+		{ "continuous", required_argument, NULL, OPT_CONTINUOUS },
+		{ "segment", required_argument, NULL, OPT_SEGMENT },
+		{ "keep", required_argument, NULL, OPT_KEEP },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *name = NULL;
-	int background = 0, output_given = 0;
+	const char *name = NULL, *continuous = NULL;
+	int background = 0, output_given = 0, keep_given = 0;
+	int freq_given = 0, alloc_given = 0, block_given = 0;
 	struct nsk_record_opts o = {
 		.output = "nusku.nsk",
 		.inherit = 1,
@@ -209,6 +255,7 @@ int cmd_record(int argc, char **argv)
 			if (!check_freq((unsigned int)v))
 				return 2;
 			o.freq_hz = (unsigned int)v;
+			freq_given = 1;
 			break;
 		case 'd':
 			if (nsk_parse_duration(optarg, 1000000000ull, &ns) || !ns)
@@ -224,6 +271,7 @@ int cmd_record(int argc, char **argv)
 		case OPT_MIN_BLOCK:
 			if (nsk_parse_duration(optarg, 1000, &o.min_block_ns))
 				return bad("--min-block (e.g. 50us, 1ms)", optarg);
+			block_given = 1;
 			break;
 		case OPT_SLOW_SYSCALL:
 			if (nsk_parse_duration(optarg, 1000, &o.slow_syscall_ns))
@@ -242,6 +290,7 @@ int cmd_record(int argc, char **argv)
 				return bad("--alloc-sample (e.g. 512k)", optarg);
 			if (o.alloc_sample_bytes == 1)
 				o.alloc_sample_bytes = 0; /* every allocation */
+			alloc_given = 1;
 			break;
 		case OPT_CALL_GRAPH:
 			if (!strcmp(optarg, "auto"))
@@ -268,6 +317,21 @@ int cmd_record(int argc, char **argv)
 		case OPT_NAME:
 			name = optarg;
 			break;
+		case OPT_CONTINUOUS:
+			continuous = optarg;
+			break;
+		case OPT_SEGMENT:
+			if (nsk_parse_duration(optarg, 1000000000ull, &o.segment_ns) ||
+			    o.segment_ns < 100000000ull)
+				return bad("--segment (at least 100ms; e.g. 60s, 10m)",
+					   optarg);
+			break;
+		case OPT_KEEP:
+			if (parse_keep(optarg, &o))
+				return bad("--keep (a time: 1h, 30m, 2d; or a size: "
+					   "500M, 10G)", optarg);
+			keep_given = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -293,6 +357,32 @@ int cmd_record(int argc, char **argv)
 	if (name && !background) {
 		fprintf(stderr, "nusku: record: --name names a --background session\n");
 		return 2;
+	}
+	if ((o.segment_ns || keep_given) && !continuous) {
+		fprintf(stderr, "nusku: record: --segment and --keep are for --continuous DIR\n");
+		return 2;
+	}
+	if (continuous) {
+		if (output_given) {
+			fprintf(stderr, "nusku: record: --continuous writes into its "
+				"DIR: no -o\n");
+			return 2;
+		}
+		o.continuous = 1;
+		o.output = continuous;
+		output_given = 1;
+		if (!o.segment_ns)
+			o.segment_ns = 60000000000ull;
+		if (!keep_given)
+			o.keep_ns = 3600000000000ull;
+		/* always on: rates that cost a busy program about 1% or less
+		 * (docs/record.md, "Continuous mode") */
+		if (!freq_given)
+			o.freq_hz = 49;
+		if (!alloc_given)
+			o.alloc_sample_bytes = 4u << 20;
+		if (!block_given)
+			o.min_block_ns = 1000000;
 	}
 	if (background) {
 		if (output_given && !strcmp(o.output, "-")) {

@@ -38,6 +38,7 @@
 #include "record/procs/proc_watch.h"
 #include "record/record.h"
 #include "record/own.h"
+#include "record/segments.h"
 #include "record/session_int.h"
 #include "record/signals.h"
 #include "record/stacks/symbols.h"
@@ -156,7 +157,8 @@ int nsk_session__emit(struct nsk_session *s, const struct nsk_record *rec)
 
 	if (s->err)
 		return s->err;
-	err = nsk_writer__append(s->w, rec);
+	err = s->seg ? nsk_segments__append(s->seg, rec)
+		     : nsk_writer__append(s->w, rec);
 	if (err) {
 		s->err = err;
 		return nsk_session__fail(s, err, "writing %s: %s",
@@ -244,7 +246,7 @@ int nsk_session__drain_lost(struct nsk_session *s, int map_fd,
 	return 0;
 }
 
-static void flush_losses(struct nsk_session *s, uint64_t now)
+void nsk_session__flush_losses(struct nsk_session *s, uint64_t now)
 {
 	for (int i = 0; i < s->nlosses; i++) {
 		struct nsk_loss *l = &s->losses[i];
@@ -344,6 +346,12 @@ static int pick_signals(struct nsk_session *s)
 		int want = dflt || !strcmp(ev, "all");
 
 		if (dflt && s->opts.pid > 0 && !strcmp(nsk_signals[i]->name, "alloc"))
+			want = 0;
+		/* continuous: the signals whose cost a rate bounds */
+		if (dflt && s->opts.continuous &&
+		    strcmp(nsk_signals[i]->name, "cpu") &&
+		    strcmp(nsk_signals[i]->name, "alloc") &&
+		    strcmp(nsk_signals[i]->name, "offcpu"))
 			want = 0;
 
 		while (!want && ev && *ev) {
@@ -448,6 +456,9 @@ static void session_free(struct nsk_session *s)
 			s->sigs[i].sig->stop(s->sigs[i].state);
 	nsk_proc__stop(s);
 	nsk_spill__free(s->spill);
+	if (s->seg)
+		s->w = NULL; /* the segments' own */
+	nsk_segments__free(s->seg);
 	nsk_writer__free(s->w);
 	if (s->out_fd >= 0 && !s->w && s->out_fd != STDOUT_FILENO)
 		close(s->out_fd);
@@ -474,6 +485,8 @@ static int open_output(struct nsk_session *s)
 	struct nsk_io *io;
 	int err;
 
+	if (s->opts.continuous)
+		return nsk_session__continuous_open(s);
 	if (!strcmp(s->opts.output, "-")) {
 		s->out_fd = STDOUT_FILENO;
 	} else {
@@ -503,7 +516,11 @@ static int open_output(struct nsk_session *s)
  * without them. */
 static int commit_output(struct nsk_session *s)
 {
-	int err = nsk_writer__flush(s->w);
+	int err;
+
+	if (s->seg)
+		return nsk_session__continuous_commit(s);
+	err = nsk_writer__flush(s->w);
 
 	if (err)
 		return nsk_session__fail(s, err, "writing %s: %s",
@@ -691,7 +708,9 @@ static int event_loop(struct nsk_session *s)
 		now = nsk_session__now();
 		if (now >= next_tick) {
 			poll_signals(s, 0);
-			flush_losses(s, now);
+			nsk_session__flush_losses(s, now);
+			if (s->seg && !s->err)
+				nsk_session__continuous_tick(s, now);
 			if (!s->err)
 				nsk_writer__tick(s->w, now);
 			nsk_status__update(s, now, 0);
@@ -763,14 +782,14 @@ static int finish(struct nsk_session *s)
 	write_cost(s);
 	nsk_stacks__write_counts(s->stk);
 	now = nsk_session__now();
-	flush_losses(s, now);
+	nsk_session__flush_losses(s, now);
 	nsk_status__progress(s, now, 0, 1); /* END's figures */
 	rec.end.time = now;
 	rec.end.records = s->records;
 	rec.end.lost = s->lost_total;
 	nsk_session__emit(s, &rec);
 	nsk_status__update(s, now, 1);
-	err = nsk_writer__close(s->w);
+	err = s->seg ? nsk_session__continuous_close(s) : nsk_writer__close(s->w);
 	s->w = NULL;
 	s->out_fd = -1;
 	if (err && !s->err)

@@ -50,6 +50,10 @@ struct nsk_record_opts {
 	int call_graph;		    /* enum nsk_call_graph */
 	uint32_t stack_bytes;	    /* user stack copied for DWARF (0: default) */
 	int quiet;
+	/* --continuous: output is a directory of segments (record/segments.h) */
+	int continuous;
+	uint64_t segment_ns;	    /* a new segment this often */
+	uint64_t keep_ns, keep_bytes; /* retention; 0: none of that kind */
 	/* Told once when the recording has started (p->started), then about
 	 * once a second and once at the end (p->final); NULL: nobody. */
 	void (*on_progress)(void *ctx, const struct nsk_record_progress *p);

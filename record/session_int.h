@@ -23,6 +23,7 @@ struct nsk_aspace;
 struct proc_bpf;
 struct nsk_proc_watch;
 struct nsk_own;
+struct nsk_segments;
 
 #define NSK_SESSION_MAX_SIGNALS 16
 #define NSK_SESSION_MAX_LOSSES 64
@@ -45,6 +46,7 @@ struct nsk_session {
 	struct nsk_writer *w;
 	int out_fd;
 	struct nsk_outfile out; /* -o FILE: made safely, renamed into place */
+	struct nsk_segments *seg; /* --continuous: w is its current segment's */
 	int targets_fd;
 	struct nsk_spill *spill;     /* the signals' ring buffers (spill.h) */
 	int nrings;
@@ -150,6 +152,18 @@ int nsk_session__stacks_init(struct nsk_session *s);
 /* With kernel stacks on and no kernel symbols to name them (kallsyms
  * hidden or unreadable): one warning line and META kernel_stacks.error. */
 int nsk_session__check_kallsyms(struct nsk_session *s);
+
+/* session_continuous.c: --continuous over record/segments.h.  open makes
+ * the directory and the first segment (s->w is then the segment's);
+ * commit names it once its header is written; tick begins a new segment
+ * when the current one has lasted --segment; close ends the last one
+ * after END. */
+int nsk_session__continuous_open(struct nsk_session *s);
+int nsk_session__continuous_commit(struct nsk_session *s);
+int nsk_session__continuous_tick(struct nsk_session *s, uint64_t now);
+int nsk_session__continuous_close(struct nsk_session *s);
+/* The loss records pending, written now (session.c). */
+void nsk_session__flush_losses(struct nsk_session *s, uint64_t now);
 
 /* status.c: the one-line live status on a terminal, and opts.on_progress
  * (about once a second; started: the first call, once the probes are in). */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nusku/segdir.h>
+
 #include "report/report.h"
 
 /* Longest --since / --until: the nanoseconds must fit in an int64 added
@@ -51,15 +53,40 @@ int nsk_args__filter(const char *cmd, const char *opt, const char *arg,
 		return 0;
 	}
 	if (!strcmp(opt, "since") || !strcmp(opt, "until")) {
-		if (nsk_args__number(arg, MAX_SECONDS, opt[0] == 's' ?
-				     &o->since : &o->until)) {
-			fprintf(stderr, "nusku %s: --%s wants seconds from 0 to "
-				"%.0f, not '%s'\n", cmd, opt, MAX_SECONDS, arg);
-			return 2;
-		}
+		/* checked by nsk_args__range, once the recording is known */
+		*(opt[0] == 's' ? &o->since_arg : &o->until_arg) = arg;
 		return 0;
 	}
 	return 2;
+}
+
+int nsk_args__range(const char *cmd, const char **file,
+		    struct nsk_report_opts *o)
+{
+	const char *args[2] = { o->since_arg, o->until_arg };
+	const char *names[2] = { "since", "until" };
+	double *vals[2] = { &o->since, &o->until };
+	char *spec;
+
+	if (nsk_segdir__is_dir(*file)) {
+		if (!args[0] && !args[1])
+			return 0;
+		if (asprintf(&spec, "%s@%s..%s", *file, args[0] ? args[0] : "",
+			     args[1] ? args[1] : "") < 0) {
+			fprintf(stderr, "nusku %s: out of memory\n", cmd);
+			return 2;
+		}
+		*file = spec; /* lives as long as the command */
+		return 0;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (!args[i] || !nsk_args__number(args[i], MAX_SECONDS, vals[i]))
+			continue;
+		fprintf(stderr, "nusku %s: --%s wants seconds from 0 to %.0f, "
+			"not '%s'\n", cmd, names[i], MAX_SECONDS, args[i]);
+		return 2;
+	}
+	return 0;
 }
 
 int nsk_args__recording(const char *cmd, int argc, char **argv, const char **file)

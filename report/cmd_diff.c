@@ -136,6 +136,9 @@ static int parse(int argc, char **argv, struct args *a)
 		fprintf(stderr, "nusku diff: only one recording can be stdin\n");
 		return 2;
 	}
+	for (int i = 0; i < 2; i++)
+		if (nsk_args__range("diff", &a->file[i], &a->o))
+			return 2;
 	return 0;
 }
 

@@ -98,7 +98,8 @@ static int parse(int argc, char **argv, struct args *a)
 			return 2;
 		}
 	}
-	return nsk_args__recording("export", argc, argv, &a->file);
+	return nsk_args__recording("export", argc, argv, &a->file) ?:
+	       nsk_args__range("export", &a->file, &a->o);
 }
 
 /* The view --by names: a view, or the first view of a measure. */

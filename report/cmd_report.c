@@ -143,7 +143,8 @@ static int parse(int argc, char **argv, struct args *a)
 			return 2;
 		}
 	}
-	return nsk_args__recording("report", argc, argv, &a->file);
+	return nsk_args__recording("report", argc, argv, &a->file) ?:
+	       nsk_args__range("report", &a->file, &a->o);
 }
 
 int cmd_report(int argc, char **argv)

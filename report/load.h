@@ -118,6 +118,12 @@ int nsk_load__file_skip(sqlite3 *db, const char *file, uint64_t skip, char *msg,
 #define NSK_ALLOC_BUCKETS 20
 int nsk_load__file_alloc(sqlite3 *db, const char *file, uint64_t skip,
 			 unsigned how, char *msg, size_t len);
+/* A continuous recording (a directory of segments, nusku record
+ * --continuous): the segments of dir that overlap [from, until] (specs
+ * of nsk_seg__parse_time, NULL: open-ended) loaded as one recording.
+ * The file loaders above come here for a directory or "DIR@FROM..TO". */
+int nsk_load__segments(sqlite3 *db, const char *dir, const char *from,
+		       const char *until, uint64_t skip, char *msg, size_t len);
 /* A problem to show in every report (the reader's on_problem). */
 void nsk_load__problem(struct nsk_load *ld, const char *msg);
 /* Commits what was loaded so far and begins again (live loads a turn at a

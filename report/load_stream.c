@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <nusku/infile.h>
+#include <nusku/segdir.h>
 
 #include <sys/stat.h>
 
@@ -82,8 +84,23 @@ static int load_file(sqlite3 *db, const char *file, uint64_t skip,
 	struct nsk_reader *r = NULL;
 	struct nsk_load *ld = NULL;
 	struct nsk_io *io;
+	char *dir, *from, *until;
 	int fd, err;
 
+	/* a continuous recording: DIR, or DIR@FROM..TO */
+	err = strcmp(file, "-") ? nsk_segdir__split(file, &dir, &from, &until) : 1;
+	if (err <= 0) {
+		if (!err)
+			err = nsk_load__segments(db, dir, from, until, skip, msg, len);
+		else
+			snprintf(msg, len, "%s: out of memory", file);
+		free(dir);
+		free(from);
+		free(until);
+		return err;
+	}
+	if (nsk_segdir__is_dir(file))
+		return nsk_load__segments(db, file, NULL, NULL, skip, msg, len);
 	fd = strcmp(file, "-") ? nsk_infile__open(file, NSK_INFILE_FIFO_WAIT_MS,
 						  NULL, msg, len)
 			       : STDIN_FILENO;

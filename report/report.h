@@ -21,6 +21,9 @@ struct nsk_report_opts {
 	const char *tids;  /* --tid LIST */
 	const char *comms; /* --comm LIST */
 	double since, until; /* seconds from the start; < 0: not given */
+	/* --since/--until as given: over a directory of segments they pick
+	 * the segments (nsk_args__range), not seconds from the start */
+	const char *since_arg, *until_arg;
 	long limit;	   /* rows; < 0: all */
 	double min_pct;	   /* --tree: hide nodes below this share */
 	int per_thread;	   /* --per-thread: one row per thread (views with
@@ -167,6 +170,12 @@ int nsk_args__number(const char *s, double max, double *out);
 /* The one recording left on the command line after the options (getopt's
  * optind): 0 with *file set, or 2 (the usage error said on stderr). */
 int nsk_args__recording(const char *cmd, int argc, char **argv, const char **file);
+/* After nsk_args__recording: when *file is a directory of segments
+ * (nusku record --continuous), --since and --until select its segments
+ * and *file becomes "DIR@SINCE..UNTIL" (include/nusku/segdir.h);
+ * otherwise they must be seconds from the start.  0, or 2 (said). */
+int nsk_args__range(const char *cmd, const char **file,
+		    struct nsk_report_opts *o);
 
 /* Creates the temporary views f_<table> of the selected events. */
 int nsk_filter__apply(struct nsk_report *rep);
