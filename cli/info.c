@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/info_segments.h"
+#include <nusku/segdir.h>
 #include <nusku/format.h>
 #include <nusku/infile.h>
 
@@ -718,6 +720,20 @@ int cmd_info(int argc, char **argv)
 		return 2;
 	}
 	name = argv[optind];
+	if (strcmp(name, "-")) {
+		/* a continuous recording: DIR or DIR@FROM..TO */
+		char *dir, *from, *until;
+		int r = nsk_segdir__split(name, &dir, &from, &until);
+
+		if (!r || nsk_segdir__is_dir(name)) {
+			rc = nsk_info__segments(stdout, r ? name : dir, from,
+						until, json);
+			free(dir);
+			free(from);
+			free(until);
+			return rc;
+		}
+	}
 	if (!strcmp(name, "-")) {
 		fd = STDIN_FILENO;
 	} else {

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include <nusku/segdir.h>
+
 #include "controller/sessions.h"
 #include "report/live.h"
 
@@ -127,6 +129,33 @@ static int resolve_session(struct nsk_live_opts *o)
 		return -ENOENT;
 	}
 	snprintf(file, sizeof(file), "%s", s.st.file);
+	o->input = file;
+	return 0;
+}
+
+/* A continuous recording's directory (nusku record --continuous): its
+ * newest segment, followed as it grows (a segment closed meanwhile keeps
+ * reading: a rename leaves the open file as it was).  -ENOENT (said)
+ * when it holds none. */
+static int resolve_dir(struct nsk_live_opts *o)
+{
+	static char file[4096 + NSK_SEG_NAME_MAX];
+	struct nsk_seg *v = NULL;
+	char err[600];
+	size_t n = 0;
+	int dirfd, e;
+
+	if (!strcmp(o->input, "-") || !nsk_segdir__is_dir(o->input))
+		return 0;
+	e = nsk_segdir__select(o->input, NULL, NULL, &dirfd, &v, &n, err,
+			       sizeof(err));
+	if (e < 0) {
+		fprintf(stderr, "nusku live: %s\n", err);
+		return e;
+	}
+	close(dirfd);
+	snprintf(file, sizeof(file), "%s/%s", o->input, v[n - 1].name);
+	free(v);
 	o->input = file;
 	return 0;
 }
@@ -285,7 +314,8 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 		return 2;
 	}
 	/* with --ssh, FILE or NAME is the remote host's: looked up there */
-	if (o->input && !o->ssh_host && resolve_session(o) < 0)
+	if (o->input && !o->ssh_host &&
+	    (resolve_session(o) < 0 || resolve_dir(o) < 0))
 		return 2;
 	if (!o->input && !o->pid && !o->cmd) {
 		fprintf(stderr, "nusku live: nothing to show: give FILE, '-', "

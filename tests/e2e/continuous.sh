@@ -1,0 +1,169 @@
+#!/bin/sh
+# Continuous mode (issue 16 item 4): record --continuous DIR with 2 s
+# segments and 6 s of retention over 15 s of cpu_hot keeps 3 or 4
+# segments, each readable alone (info: exit 0, END), 0600 in a 0700
+# directory; report DIR equals the sum of the per-segment reports (CPU
+# samples per function); report DIR --since and info DIR@FROM.. select the
+# segments whose time range (from their names) overlaps the range; diff
+# compares two ranges; bad input gets one line and a non-zero exit.  As a
+# session: sessions lists it, live NAME shows hot_a, stop closes every
+# segment.  A recorder killed with SIGKILL leaves every closed segment
+# readable with its END, and the directory still reads as one recording.
+. "$TOP_SRCDIR/tests/e2e/lib.sh"
+need_bpf
+command -v python3 >/dev/null || skip "python3 reads the CSV and JSON here"
+[ -x "$WORKLOADS/cpu_hot" ] || fail "cpu_hot not built"
+
+export XDG_RUNTIME_DIR="$TMPD/run"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+orphans=""
+cleanup() {
+	"$NUSKU" stop --timeout 20 cont >/dev/null 2>&1
+	for p in $orphans; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT
+
+# samples FILE-OR-DIR [OPTIONS]: "function samples" lines, sorted
+samples() {
+	what=$1
+	shift
+	"$NUSKU" report "$what" "$@" --format csv 2>/dev/null >"$TMPD/r.csv" ||
+		fail "report $what $*"
+	python3 -c '
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    print(r["function"] + "|" + r["module"], r["self_samples"])' "$TMPD/r.csv" | sort
+}
+
+# sum_parts FILES...: the per-function sums of their reports
+sum_parts() {
+	for f in "$@"; do samples "$f"; done | awk '
+		{ n[$1] += $2 } END { for (k in n) print k, n[k] }' | sort
+}
+
+# ---- 2 s segments, 6 s kept, 15 s of cpu_hot ---------------------------------
+D="$TMPD/cont"
+"$NUSKU" record -q --continuous "$D" --segment 2s --keep 6s -- \
+	"$WORKLOADS/cpu_hot" 15 >/dev/null 2>"$TMPD/rec.err" ||
+	fail "record --continuous: $(cat "$TMPD/rec.err")"
+n=$(ls "$D" | grep -c '^nusku-.*\.nsk$')
+[ "$n" -ge 3 ] && [ "$n" -le 4 ] || fail "$n segments kept: $(ls "$D")"
+ls "$D" | grep -q open && fail "an open segment after a clean end: $(ls "$D")"
+[ "$(ls -A "$D" | grep -vc '^nusku-')" = 0 ] || fail "other files: $(ls -A "$D")"
+[ "$(stat -c %a "$D")" = 700 ] || fail "directory mode $(stat -c %a "$D")"
+for f in "$D"/nusku-*.nsk; do
+	[ "$(stat -c %a "$f")" = 600 ] || fail "$f: mode $(stat -c %a "$f")"
+	"$NUSKU" info "$f" >"$TMPD/info" 2>&1 || fail "info $f: $(cat "$TMPD/info")"
+	grep -q '^ended: *cleanly' "$TMPD/info" || fail "$f: no END: $(cat "$TMPD/info")"
+	grep -q '^  process ' "$TMPD/info" || fail "$f: no PROCESS record"
+	samples "$f" | grep -q '^hot_a|cpu_hot [1-9]' || fail "$f alone: no hot_a"
+done
+echo "ok: $n segments kept of about 8, each readable alone with its END"
+
+# the whole is the sum of its parts
+samples "$D" >"$TMPD/whole"
+sum_parts "$D"/nusku-*.nsk >"$TMPD/parts"
+cmp -s "$TMPD/whole" "$TMPD/parts" ||
+	fail "report DIR is not the sum of its segments: $(diff "$TMPD/whole" "$TMPD/parts")"
+echo "ok: report DIR = the sum of the segments' reports ($(wc -l <"$TMPD/whole") functions)"
+
+# --since 3s: the segments ending less than 3 s before the newest's end
+python3 -c '
+import calendar, os, sys, time
+def t(s):
+    return calendar.timegm(time.strptime(s[:15], "%Y%m%dT%H%M%S")) + int(s[16:19]) / 1000
+segs = sorted(n for n in os.listdir(sys.argv[1]) if n.startswith("nusku-"))
+rng = [(n, t(n[6:26]), t(n[27:47])) for n in segs]
+newest = max(e for _, _, e in rng)
+for n, s, e in rng:
+    if e > newest - 3:
+        print(sys.argv[1] + "/" + n)' "$D" >"$TMPD/want"
+[ -s "$TMPD/want" ] || fail "no segment ends in the last 3 s?"
+[ "$(wc -l <"$TMPD/want")" -lt "$n" ] || fail "--since 3s would take every segment"
+"$NUSKU" info "$D@-3s.." --format json >"$TMPD/sel.json" || fail "info DIR@-3s.."
+python3 -c '
+import json, sys
+for s in json.load(open(sys.argv[1]))["segments"]:
+    print(sys.argv[2] + "/" + s["name"])' "$TMPD/sel.json" "$D" >"$TMPD/got"
+cmp -s "$TMPD/want" "$TMPD/got" || fail "DIR@-3s.. took $(cat "$TMPD/got"), not $(cat "$TMPD/want")"
+samples "$D" --since 3s >"$TMPD/since"
+sum_parts $(cat "$TMPD/want") >"$TMPD/since_parts"
+cmp -s "$TMPD/since" "$TMPD/since_parts" ||
+	fail "report --since 3s is not its segments: $(diff "$TMPD/since" "$TMPD/since_parts")"
+samples "$D@-3s.." >"$TMPD/since_at"
+cmp -s "$TMPD/since" "$TMPD/since_at" || fail "--since 3s and DIR@-3s.. differ"
+echo "ok: --since 3s reads the $(wc -l <"$TMPD/want") segments that end in the last 3 s"
+
+# two ranges compared
+"$NUSKU" diff "$D@..-3s" "$D@-3s.." >"$TMPD/diff" 2>"$TMPD/diff.err" ||
+	fail "diff of two ranges: $(cat "$TMPD/diff.err")"
+grep -q hot_a "$TMPD/diff" || fail "diff: no hot_a: $(cat "$TMPD/diff")"
+echo "ok: diff DIR@..-3s DIR@-3s.."
+
+# bad input: one line, non-zero
+mkdir -m 700 "$TMPD/empty"
+for args in "report $TMPD/empty" "info $TMPD/empty" \
+	    "report $D --since 100s --until 90s" "report $TMPD/nothere@-1m.." \
+	    "report $D --since yesterday" "info $D/nusku-x.nsk@1s.."; do
+	# shellcheck disable=SC2086
+	"$NUSKU" $args >/dev/null 2>"$TMPD/bad.err" && fail "$args: exit 0"
+	[ "$(wc -l <"$TMPD/bad.err")" = 1 ] || fail "$args: $(cat "$TMPD/bad.err")"
+done
+echo "ok: bad directories and ranges refused in one line"
+
+# ---- as a session -----------------------------------------------------------
+D2="$TMPD/sess"
+"$NUSKU" record --continuous "$D2" --segment 3s --background --name cont -e cpu \
+	-F 199 -- "$WORKLOADS/cpu_hot" 120 >"$TMPD/start.out" 2>"$TMPD/start.err" ||
+	fail "record --continuous --background: $(cat "$TMPD/start.err")"
+[ "$(cut -f2 "$TMPD/start.out")" = "$D2" ] || fail "started: $(cat "$TMPD/start.out")"
+"$NUSKU" sessions --format json >"$TMPD/s.json" || fail "sessions"
+python3 -c '
+import json, sys
+r = [r for r in json.load(open(sys.argv[1])) if r["name"] == "cont"]
+assert r and r[0]["state"] == "running" and r[0]["file"] == sys.argv[2], r' \
+	"$TMPD/s.json" "$D2" || fail "sessions: $(cat "$TMPD/s.json")"
+# two closed segments (at most 60 s: a wait, not a measurement)
+i=0
+until [ "$(ls "$D2" | grep -v open | grep -c '^nusku-')" -ge 2 ]; do
+	i=$((i + 1))
+	[ $i -le 600 ] || fail "no two closed segments in 60 s: $(ls "$D2")"
+	sleep 0.1
+done
+"$NUSKU" live cont --snapshot -n 1 >"$TMPD/live" 2>&1 || fail "live cont: $(cat "$TMPD/live")"
+grep -q hot_a "$TMPD/live" || fail "live cont: no hot_a: $(cat "$TMPD/live")"
+"$NUSKU" stop cont >"$TMPD/stop" 2>&1 || fail "stop cont: $(cat "$TMPD/stop")"
+ls "$D2" | grep -q open && fail "stop left an open segment: $(ls "$D2")"
+for f in "$D2"/nusku-*.nsk; do
+	"$NUSKU" info "$f" 2>/dev/null | grep -q '^ended: *cleanly' || fail "$f: no END after stop"
+done
+echo "ok: sessions lists it, live NAME shows hot_a, stop closes every segment"
+
+# ---- SIGKILL ----------------------------------------------------------------
+D3="$TMPD/killed"
+"$NUSKU" record -q --continuous "$D3" --segment 1s -e cpu -F 199 -- \
+	"$WORKLOADS/cpu_hot" 120 >/dev/null 2>&1 &
+rec=$!
+orphans="$rec"
+i=0
+until [ "$(ls "$D3" 2>/dev/null | grep -v open | grep -c '^nusku-')" -ge 2 ]; do
+	i=$((i + 1))
+	[ $i -le 600 ] || fail "no two closed segments in 60 s: $(ls "$D3")"
+	sleep 0.1
+done
+child=$(pgrep -P "$rec")
+orphans="$rec $child"
+kill -9 "$rec"
+wait "$rec" 2>/dev/null
+kill -9 $child 2>/dev/null
+closed=0
+for f in "$D3"/nusku-*.nsk; do
+	case "$f" in *-open.nsk) continue ;; esac
+	"$NUSKU" info "$f" >"$TMPD/info" 2>&1 || fail "info $f after SIGKILL"
+	grep -q '^ended: *cleanly' "$TMPD/info" || fail "$f: no END after SIGKILL"
+	closed=$((closed + 1))
+done
+[ "$closed" -ge 2 ] || fail "$closed closed segments"
+samples "$D3" | grep -q '^hot_a|cpu_hot [1-9]' || fail "report of the killed DIR: no hot_a"
+echo "ok: SIGKILL left $closed closed segments with END; the directory reads back"
