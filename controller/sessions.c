@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nusku/segdir.h>
+
 #include "controller/sessions.h"
 #include "report/output.h"
 
@@ -77,6 +79,25 @@ static void crashed_figures(int dirfd, struct nsk_session_info *out, const struc
 	out->dropped_bytes = st->checked_dropped;
 }
 
+/* A continuous session's size: its segments' (include/nusku/segdir.h). */
+static int64_t dir_bytes(const char *path)
+{
+	struct nsk_seg *v = NULL;
+	int64_t sum = 0;
+	size_t n = 0;
+	char err[64];
+	int fd = nsk_segdir__open(path, err, sizeof(err));
+
+	if (fd < 0)
+		return -1;
+	if (!nsk_segdir__list(fd, &v, &n))
+		for (size_t i = 0; i < n; i++)
+			sum += (int64_t)v[i].bytes;
+	free(v);
+	close(fd);
+	return sum;
+}
+
 int nsk_sessions__get(int dirfd, const char *name, int flags,
 		      struct nsk_session_info *out)
 {
@@ -99,7 +120,8 @@ int nsk_sessions__get(int dirfd, const char *name, int flags,
 		out->status = NSK_SESSION_CRASHED;
 	out->file_bytes = -1;
 	if (out->st.file[0] && !stat(out->st.file, &sb))
-		out->file_bytes = (int64_t)sb.st_size;
+		out->file_bytes = S_ISDIR(sb.st_mode) ? dir_bytes(out->st.file)
+						      : (int64_t)sb.st_size;
 	out->file_ended = out->status == NSK_SESSION_ENDED;
 	/* The recorder is gone without its end marker: the file is the
 	 * truth about what was recorded. */

@@ -19,7 +19,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: nusku report [options] FILE|-\n"
+"usage: nusku report [options] FILE|-|DIR[@FROM..TO]\n"
 "\n"
 "Loads a recording into SQLite (in memory) and answers a view.\n"
 "\n"
@@ -36,6 +36,8 @@ static void usage(FILE *f)
 "      --tid LIST     only these threads\n"
 "  -c, --comm LIST    only threads with these names\n"
 "  -s, --since SEC    only events SEC seconds or more after the start\n"
+"                     (of a --continuous DIR: its segments since SEC (10m,\n"
+"                     90s) before the newest one's end, or a UTC time)\n"
 "  -u, --until SEC    only events up to SEC seconds after the start\n"
 "  -n, --limit N      at most N rows\n"
 "      --min-pct P    --tree: leave out nodes under P%% (default 0.5)\n"
