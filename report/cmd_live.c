@@ -137,9 +137,11 @@ static int resolve_session(struct nsk_live_opts *o)
  * newest segment, followed as it grows (a segment closed meanwhile keeps
  * reading: a rename leaves the open file as it was).  -ENOENT (said)
  * when it holds none. */
+static char seg_dir[4096]; /* the directory followed, "" when none */
+
 static int resolve_dir(struct nsk_live_opts *o)
 {
-	static char file[4096 + NSK_SEG_NAME_MAX];
+	static char file[sizeof(seg_dir) + NSK_SEG_NAME_MAX];
 	struct nsk_seg *v = NULL;
 	char err[600];
 	size_t n = 0;
@@ -154,6 +156,7 @@ static int resolve_dir(struct nsk_live_opts *o)
 		return e;
 	}
 	close(dirfd);
+	snprintf(seg_dir, sizeof(seg_dir), "%s", o->input);
 	snprintf(file, sizeof(file), "%s/%s", o->input, v[n - 1].name);
 	free(v);
 	o->input = file;
@@ -338,6 +341,10 @@ struct run {
 	int child_failed;
 	int stopped; /* live interrupted the recorder it started */
 	char child_msg[320];
+	/* following a continuous recording's segments (seg_dir) */
+	struct nsk_live_opts seg_opts;
+	char seg_path[sizeof(seg_dir) + NSK_SEG_NAME_MAX];
+	uint64_t seg_wait; /* since when no next segment has come */
 };
 
 static void status_of(struct run *r, struct nsk_live_status *st)
@@ -409,6 +416,61 @@ static void wait_input(struct run *r, int timeout_ms)
 	poll(pfd, n, timeout_ms);
 }
 
+/* The segment after the one just read (END): 1 when the source and the
+ * reader are now the next segment's, 0 while it has not come (the
+ * recorder writes the next segment's name right after the END of the
+ * last), -EPIPE when none comes within 2 s (the recording ended). */
+static int next_segment(struct run *r)
+{
+	struct nsk_reader_opts ropts = { .on_problem = nsk_live_db__on_problem,
+					 .ctx = r->db };
+	const char *cur = strrchr(r->o->input, '/');
+	struct nsk_seg *v = NULL;
+	const char *next = NULL;
+	struct nsk_io *io = NULL;
+	char err[600];
+	size_t n = 0;
+	int dirfd, res;
+
+	if (r->seg_path[0])
+		cur = strrchr(r->seg_path, '/');
+	cur = cur ? cur + 1 : "";
+	if (!nsk_segdir__select(seg_dir, NULL, NULL, &dirfd, &v, &n, err,
+				sizeof(err))) {
+		close(dirfd);
+		for (size_t i = 0; i < n && !next; i++)
+			if (strcmp(v[i].name, cur) > 0 &&
+			    strncmp(v[i].name, cur, 27)) /* not cur renamed */
+				next = v[i].name;
+	}
+	if (!next) {
+		free(v);
+		if (!r->seg_wait)
+			r->seg_wait = now_ns();
+		return now_ns() - r->seg_wait > 2000000000ull ? -EPIPE : 0;
+	}
+	r->seg_wait = 0;
+	snprintf(r->seg_path, sizeof(r->seg_path), "%s/%s", seg_dir, next);
+	free(v);
+	r->seg_opts = *r->o;
+	r->seg_opts.input = r->seg_path;
+	nsk_reader__free(r->reader);
+	r->reader = NULL;
+	nsk_live_source__free(r->src);
+	r->src = NULL;
+	res = nsk_live_source__open(&r->seg_opts, &r->src, err, sizeof(err));
+	if (res >= 0)
+		res = nsk_live_source__wait_start(r->src, err, sizeof(err));
+	if (res >= 0 && !(io = nsk_live_source__io(r->src)))
+		res = -ENOMEM;
+	if (res >= 0)
+		res = nsk_reader__new(io, &ropts, &r->reader);
+	if (res < 0)
+		return -EPIPE;
+	nsk_live_db__next_segment(r->db);
+	return 1;
+}
+
 static int run_loop(struct run *r)
 {
 	const struct nsk_live_opts *o = r->o;
@@ -422,6 +484,11 @@ static int run_loop(struct run *r)
 		res = 0;
 		if (!ended) {
 			res = nsk_live_db__pump(r->db, r->reader, 50000000ull);
+			if (res == -ENODATA) {
+				res = next_segment(r);
+				if (res < 0)
+					nsk_live_db__end(r->db);
+			}
 			if (res < 0)
 				ended = 1;
 		}
@@ -488,6 +555,8 @@ static int cmd_live_run(const struct nsk_live_opts *o)
 	}
 	ropts.on_problem = nsk_live_db__on_problem;
 	ropts.ctx = r.db;
+	if (seg_dir[0])
+		nsk_live_db__follow_segments(r.db);
 	res = nsk_reader__new(io, &ropts, &r.reader);
 	if (res < 0) {
 		nsk_live_db__status(r.db, &st);

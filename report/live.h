@@ -203,6 +203,14 @@ int nsk_live_db__pump(struct nsk_live_db *db, struct nsk_reader *r,
 void nsk_live_db__status(struct nsk_live_db *db, struct nsk_live_status *st);
 /* 1 once the stream has ended (or failed): nothing more will be loaded. */
 int nsk_live_db__ended(const struct nsk_live_db *db);
+/* A continuous recording's segments, one after another: END closes a
+ * segment, not the stream.  After nsk_live_db__follow_segments, the pump
+ * returns -ENODATA at a segment's end, with the loader still open, and
+ * reads on from the next reader once nsk_live_db__next_segment was
+ * called; nsk_live_db__end ends the stream when no next one comes. */
+void nsk_live_db__follow_segments(struct nsk_live_db *db);
+void nsk_live_db__next_segment(struct nsk_live_db *db);
+int nsk_live_db__end(struct nsk_live_db *db);
 /* Why the loader refused the recording (past a limit), or NULL. */
 const char *nsk_live_db__failed(const struct nsk_live_db *db);
 /* Time of the newest event loaded (monotonic ns), 0 when none. */

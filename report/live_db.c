@@ -129,6 +129,10 @@ int nsk_live_db__pump(struct nsk_live_db *db, struct nsk_reader *r,
 		break;
 	}
 	db->stats = *nsk_reader__stats(r);
+	if (res == -EPIPE && db->clean_end && db->follow_segments) {
+		err = nsk_live_db__loader_commit(db, 0);
+		return err < 0 ? err : -ENODATA;
+	}
 	if (res == -EPIPE || (res < 0 && res != -EAGAIN))
 		db->ended = 1;
 	err = nsk_live_db__loader_commit(db, db->ended);
@@ -180,6 +184,22 @@ void nsk_live_db__status(struct nsk_live_db *db, struct nsk_live_status *st)
 const char *nsk_live_db__failed(const struct nsk_live_db *db)
 {
 	return db->failed ? db->message : NULL;
+}
+
+void nsk_live_db__follow_segments(struct nsk_live_db *db)
+{
+	db->follow_segments = 1;
+}
+
+void nsk_live_db__next_segment(struct nsk_live_db *db)
+{
+	db->clean_end = 0;
+}
+
+int nsk_live_db__end(struct nsk_live_db *db)
+{
+	db->ended = 1;
+	return nsk_live_db__loader_commit(db, 1);
 }
 
 int nsk_live_db__ended(const struct nsk_live_db *db)

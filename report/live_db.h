@@ -18,6 +18,7 @@ struct nsk_live_db {
 	uint64_t last_time;
 	int clean_end;
 	int ended;
+	int follow_segments; /* END closes a segment (nsk_live_db__follow_segments) */
 	int failed; /* the loader refused the file (a limit): message says why */
 	struct nsk_reader_stats stats;
 	char message[256];

@@ -133,12 +133,17 @@ until [ "$(ls "$D2" | grep -v open | grep -c '^nusku-')" -ge 2 ]; do
 done
 "$NUSKU" live cont --snapshot -n 1 >"$TMPD/live" 2>&1 || fail "live cont: $(cat "$TMPD/live")"
 grep -q hot_a "$TMPD/live" || fail "live cont: no hot_a: $(cat "$TMPD/live")"
+# 5 snapshots a second apart cross a 3 s segment's end: live follows on
+"$NUSKU" live "$D2" --snapshot -n 5 >"$TMPD/live" 2>&1 || fail "live DIR: $(cat "$TMPD/live")"
+segs=$(sed -n 's/^== .* \(nusku-[0-9TZ.]*-\).*/\1/p' "$TMPD/live" | sort -u | wc -l)
+[ "$segs" -ge 2 ] || fail "live DIR stayed in one segment: $(grep '^==' "$TMPD/live")"
+grep '^==' "$TMPD/live" | tail -1 | grep -q '\[live\]' || fail "live DIR ended: $(grep '^==' "$TMPD/live")"
 "$NUSKU" stop cont >"$TMPD/stop" 2>&1 || fail "stop cont: $(cat "$TMPD/stop")"
 ls "$D2" | grep -q open && fail "stop left an open segment: $(ls "$D2")"
 for f in "$D2"/nusku-*.nsk; do
 	"$NUSKU" info "$f" 2>/dev/null | grep -q '^ended: *cleanly' || fail "$f: no END after stop"
 done
-echo "ok: sessions lists it, live NAME shows hot_a, stop closes every segment"
+echo "ok: sessions lists it, live NAME shows hot_a, live DIR follows into the next segment, stop closes every segment"
 
 # ---- SIGKILL ----------------------------------------------------------------
 D3="$TMPD/killed"
