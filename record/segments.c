@@ -29,6 +29,7 @@ struct nsk_segments {
 	char name[NSK_SEG_NAME_MAX];	 /* the current one's -open name */
 	char tmp[NSK_SEG_NAME_MAX + 1];	 /* its hidden name until committed */
 	int committed;
+	int made_dir, rotated;
 	uint64_t records, lost; /* in the current segment */
 	uint64_t bytes_done;	/* of the segments closed */
 };
@@ -87,6 +88,7 @@ static int open_dir(struct nsk_segments *sg, char *err, size_t errlen)
 			 (unsigned)(sb.st_mode & 0777));
 		return -EPERM;
 	}
+	sg->made_dir = made;
 	if (made && fchmod(sg->dirfd, 0700)) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -errno;
@@ -278,6 +280,7 @@ int nsk_segments__rotate(struct nsk_segments *sg, uint64_t now, char *err,
 	struct nsk_record clock = { .type = NSK_REC_CLOCK };
 	int ret = end(sg, now, 1, err, errlen);
 
+	sg->rotated = 1;
 	ret = ret ?: begin(sg, mono_now(), err, errlen);
 	if (ret)
 		return ret;
@@ -301,6 +304,16 @@ int nsk_segments__close(struct nsk_segments *sg, char *err, size_t errlen)
 uint64_t nsk_segments__bytes(const struct nsk_segments *sg)
 {
 	return sg->bytes_done + (sg->w ? nsk_writer__bytes(sg->w) : 0);
+}
+
+void nsk_segments__discard(struct nsk_segments *sg)
+{
+	if (!sg || sg->rotated || !sg->w)
+		return;
+	unlinkat(sg->dirfd, sg->committed ? sg->name : sg->tmp, 0);
+	sg->committed = 1; /* nothing left for free to remove */
+	if (sg->made_dir)
+		rmdir(sg->o.dir); /* only when empty */
 }
 
 void nsk_segments__free(struct nsk_segments *sg)

@@ -63,6 +63,11 @@ int nsk_segments__close(struct nsk_segments *sg, char *err, size_t errlen);
  * (from 0). */
 uint64_t nsk_segments__bytes(const struct nsk_segments *sg);
 
+/* Nothing was recorded (the recording failed to start): the first
+ * segment is removed, and the directory if this made it and it is empty
+ * now.  NULL is fine. */
+void nsk_segments__discard(struct nsk_segments *sg);
+
 /* Frees; a segment never committed is removed.  NULL is fine. */
 void nsk_segments__free(struct nsk_segments *sg);
 

@@ -945,8 +945,10 @@ cleanup:
 		nsk_target__finish(s, 1);
 		/* Nothing was recorded yet: leave no half file behind.  Only
 		 * the file made here goes, and only while its name holds it. */
-		if (!started)
+		if (!started) {
 			nsk_outfile__discard(&s->out);
+			nsk_segments__discard(s->seg);
+		}
 		if (!s->errmsg[0])
 			nsk_session__fail(s, err, "%s", strerror(-err));
 		snprintf(errbuf, errlen, "%s", s->errmsg);
