@@ -22,7 +22,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: nusku export [options] FILE|-\n"
+"usage: nusku export [options] FILE|-|DIR[@FROM..TO]\n"
 "\n"
 "Writes what a view counts on its stacks for other tools.\n"
 "\n"

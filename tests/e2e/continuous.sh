@@ -42,6 +42,17 @@ sum_parts() {
 		{ n[$1] += $2 } END { for (k in n) print k, n[k] }' | sort
 }
 
+# wait_closed DIR: until DIR holds two closed segments (at most 60 s: a
+# wait, not a measurement)
+wait_closed() {
+	i=0
+	until [ "$(ls "$1" 2>/dev/null | grep -v open | grep -c '^nusku-')" -ge 2 ]; do
+		i=$((i + 1))
+		[ $i -le 600 ] || fail "no two closed segments in 60 s: $(ls "$1")"
+		sleep 0.1
+	done
+}
+
 # ---- 2 s segments, 6 s kept, 15 s of cpu_hot ---------------------------------
 D="$TMPD/cont"
 "$NUSKU" record -q --continuous "$D" --segment 2s --keep 6s -- \
@@ -124,13 +135,7 @@ import json, sys
 r = [r for r in json.load(open(sys.argv[1])) if r["name"] == "cont"]
 assert r and r[0]["state"] == "running" and r[0]["file"] == sys.argv[2], r' \
 	"$TMPD/s.json" "$D2" || fail "sessions: $(cat "$TMPD/s.json")"
-# two closed segments (at most 60 s: a wait, not a measurement)
-i=0
-until [ "$(ls "$D2" | grep -v open | grep -c '^nusku-')" -ge 2 ]; do
-	i=$((i + 1))
-	[ $i -le 600 ] || fail "no two closed segments in 60 s: $(ls "$D2")"
-	sleep 0.1
-done
+wait_closed "$D2"
 "$NUSKU" live cont --snapshot -n 1 >"$TMPD/live" 2>&1 || fail "live cont: $(cat "$TMPD/live")"
 grep -q hot_a "$TMPD/live" || fail "live cont: no hot_a: $(cat "$TMPD/live")"
 # 5 snapshots a second apart cross a 3 s segment's end: live follows on
@@ -151,12 +156,7 @@ D3="$TMPD/killed"
 	"$WORKLOADS/cpu_hot" 120 >/dev/null 2>&1 &
 rec=$!
 orphans="$rec"
-i=0
-until [ "$(ls "$D3" 2>/dev/null | grep -v open | grep -c '^nusku-')" -ge 2 ]; do
-	i=$((i + 1))
-	[ $i -le 600 ] || fail "no two closed segments in 60 s: $(ls "$D3")"
-	sleep 0.1
-done
+wait_closed "$D3"
 child=$(pgrep -P "$rec")
 orphans="$rec $child"
 kill -9 "$rec"
