@@ -4,6 +4,7 @@
 # pairs each, medians.  Rows:
 #   cpu_work     bench/cpu_work ROUNDS: fixed CPU work, two threads
 #   alloc_churn  tests/workloads/alloc_churn PAIRS: malloc/free pairs
+#   no alloc     the same recorded with -e cpu,offcpu
 # Columns: the program's CPU time recorded / bare (bench/timed's third
 # field: what other load on the machine disturbs least), the recorder's
 # own CPU time per second of the run, as a share of one core.  Then a
@@ -55,7 +56,8 @@ pairs() {
 	for i in $(seq "$RUNS"); do
 		"$TIMED" "$T/bare.t" "$@" >/dev/null
 		rm -rf "$T/d"
-		run "$T/all" "$NUSKU" record -q --continuous "$T/d" --segment 2s -- \
+		# shellcheck disable=SC2086
+		run "$T/all" "$NUSKU" record -q --continuous "$T/d" --segment 2s $OPTS -- \
 			"$TIMED" "$T/rec.t" "$@"
 		bare=$(cut -d' ' -f3 "$T/bare.t")
 		rec=$(cut -d' ' -f3 "$T/rec.t")
@@ -70,8 +72,12 @@ pairs() {
 }
 
 echo "program CPU recorded/bare (median of $RUNS), recorder CPU % of a core"
+OPTS=
 pairs cpu_work "$B/bench/cpu_work" "$ROUNDS"
 pairs alloc_churn "$B/tests/workloads/alloc_churn" "$PAIRS"
+# the same without the allocation sampler: its share of the above
+OPTS="-e cpu,offcpu"
+pairs "  no alloc" "$B/tests/workloads/alloc_churn" "$PAIRS"
 
 [ "$LONG" -gt 0 ] || exit 0
 # long NAME PROGRAM...: the recorder's RSS (kB) and CPU (% of a core over

@@ -661,6 +661,10 @@ static int event_loop(struct nsk_session *s)
 	if (s->spill) {
 		ev.data.u32 = 1;
 		epoll_ctl(ep, EPOLL_CTL_ADD, nsk_spill__event_fd(s->spill), &ev);
+		/* continuous: at its low rates, a look every 50 ms (the rings
+		 * hold far more), not 200 wakeups a second of an idle recorder */
+		if (s->opts.continuous)
+			nsk_spill__set_poll_ms(s->spill, 50);
 		err = nsk_spill__start(s->spill);
 		nsk_hurry__arm(); /* and the draining thread */
 		if (err) {

@@ -35,7 +35,8 @@
 
 #define NSK_SPILL_RINGS 16
 #define NSK_SPILL_BLOCK (1u << 20)
-#define NSK_SPILL_POLL_MS 5 /* the longest a record waits in the kernel */
+#define NSK_SPILL_POLL_MS 5 /* the longest a record waits in the kernel
+			     * (default of nsk_spill__set_poll_ms) */
 /* Bytes taken from one ring buffer before the lock is let go and the next
  * ring buffer has its turn: a few milliseconds of copying. */
 #define NSK_SPILL_PASS (4u << 20)
@@ -82,6 +83,7 @@ struct nsk_spill {
 	struct ring rings[NSK_SPILL_RINGS];
 	uint32_t nrings;
 	int ep;			   /* every ring buffer's epoll fd */
+	int poll_ms;		   /* nsk_spill__set_poll_ms */
 	pthread_mutex_t lock;	   /* the ring buffers and everything below */
 	struct block *head, *tail; /* filled, for the session's thread */
 	struct block *spare;	   /* dispatched, NSK_SPILL_BLOCK each */
@@ -132,6 +134,7 @@ int nsk_spill__new(size_t cap, struct nsk_spill **out)
 	}
 	pthread_mutex_init(&sp->lock, NULL);
 	sp->hurry_fd = -1;
+	sp->poll_ms = NSK_SPILL_POLL_MS;
 	*out = sp;
 	return 0;
 }
@@ -386,7 +389,7 @@ static void *run(void *arg)
 		struct epoll_event evs[NSK_SPILL_RINGS + 1];
 		int more, full, n;
 
-		n = epoll_wait(sp->ep, evs, NSK_SPILL_RINGS + 1, NSK_SPILL_POLL_MS);
+		n = epoll_wait(sp->ep, evs, NSK_SPILL_RINGS + 1, sp->poll_ms);
 		for (int i = 0; i < n; i++)
 			if (evs[i].data.u32 == NSK_SPILL_HURRY_FD)
 				on_hurry_fd(sp);
@@ -402,6 +405,11 @@ static void *run(void *arg)
 			usleep(NSK_SPILL_POLL_MS * 1000);
 	}
 	return NULL;
+}
+
+void nsk_spill__set_poll_ms(struct nsk_spill *sp, int ms)
+{
+	sp->poll_ms = ms > 0 ? ms : NSK_SPILL_POLL_MS;
 }
 
 int nsk_spill__start(struct nsk_spill *sp)

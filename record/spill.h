@@ -25,6 +25,12 @@ int nsk_spill__new(size_t cap, struct nsk_spill **out);
 int nsk_spill__add(struct nsk_spill *sp, int map_fd, ring_buffer_sample_fn fn,
 		   void *ctx);
 
+/* The longest a record waits in the kernel before the thread looks
+ * (default 5 ms; a ring buffer past its wakeup threshold wakes it
+ * sooner).  Longer: fewer wakeups of an idle recorder (continuous mode's
+ * low rates).  Before nsk_spill__start only. */
+void nsk_spill__set_poll_ms(struct nsk_spill *sp, int ms);
+
 /* Starts the draining thread. */
 int nsk_spill__start(struct nsk_spill *sp);
 
