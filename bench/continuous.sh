@@ -4,7 +4,9 @@
 # pairs each, medians.  Rows:
 #   cpu_work     bench/cpu_work ROUNDS: fixed CPU work, two threads
 #   alloc_churn  tests/workloads/alloc_churn PAIRS: malloc/free pairs
-#   no alloc     the same recorded with -e cpu,offcpu
+#   + alloc      the same recorded with -e cpu,alloc,offcpu
+#   sqlite3      sqlite3 :memory:, a recursive CTE of ROWS rows
+#   make -j2     11 small C files (bench/default.sh's project)
 # Columns: the program's CPU time recorded / bare (bench/timed's third
 # field: what other load on the machine disturbs least), the recorder's
 # own CPU time per second of the run, as a share of one core.  Then a
@@ -12,7 +14,7 @@
 # sampling the recorder's RSS and CPU every SEG: RSS must stay flat.
 #
 #   bench/continuous.sh [BUILDDIR]
-# Environment: RUNS (5), ROUNDS (20000), PAIRS (200000000), SEG (10s),
+# Environment: RUNS (5), ROUNDS (20000), PAIRS (200000000), ROWS (5000000), SEG (10s),
 # LONG (180; 0 skips the long runs).
 set -eu
 B=${1:-.}
@@ -21,6 +23,7 @@ TIMED=$B/bench/timed
 RUNS=${RUNS:-5}
 ROUNDS=${ROUNDS:-20000}
 PAIRS=${PAIRS:-200000000}
+ROWS=${ROWS:-5000000}
 SEG=${SEG:-10s}
 LONG=${LONG:-180}
 for x in "$NUSKU" "$TIMED" "$B/bench/cpu_work" "$B/tests/workloads/alloc_churn" \
@@ -75,9 +78,30 @@ echo "program CPU recorded/bare (median of $RUNS), recorder CPU % of a core"
 OPTS=
 pairs cpu_work "$B/bench/cpu_work" "$ROUNDS"
 pairs alloc_churn "$B/tests/workloads/alloc_churn" "$PAIRS"
-# the same without the allocation sampler: its share of the above
-OPTS="-e cpu,offcpu"
-pairs "  no alloc" "$B/tests/workloads/alloc_churn" "$PAIRS"
+# the same with the allocation sampler (not in the defaults)
+OPTS="-e cpu,alloc,offcpu"
+pairs "  + alloc" "$B/tests/workloads/alloc_churn" "$PAIRS"
+
+OPTS=
+if command -v sqlite3 >/dev/null; then
+	pairs sqlite3 sh -c "echo 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL
+		SELECT x + 1 FROM c WHERE x < $ROWS) SELECT sum(x) FROM c;' |
+		sqlite3 :memory:"
+fi
+# make -j2 of 11 small C files (as bench/default.sh)
+mkdir -p "$T/proj"
+for i in 0 1 2 3 4 5 6 7 8 9 10; do
+	for j in 0 1 2 3 4 5 6 7 8 9; do
+		echo "int h${i}_$j(int v); int h${i}_$j(int v) { int s = 0; for (int k = 0; k < v; k++) s += k * $j; return s + $i; }"
+	done >"$T/proj/f$i.c"
+done
+printf 'int main(void) { return 0; }\n' >"$T/proj/main.c"
+{
+	printf 'OBJS = main.o'
+	for i in 0 1 2 3 4 5 6 7 8 9 10; do printf ' f%s.o' $i; done
+	printf '\nprog: $(OBJS)\n\tcc -o $@ $(OBJS)\n%%.o: %%.c\n\tcc -O2 -c $<\n'
+} >"$T/proj/Makefile"
+pairs "make -j2" sh -c "rm -f $T/proj/*.o $T/proj/prog; make -s -j2 -C $T/proj"
 
 [ "$LONG" -gt 0 ] || exit 0
 # long NAME PROGRAM...: the recorder's RSS (kB) and CPU (% of a core over
