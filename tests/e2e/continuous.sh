@@ -59,7 +59,19 @@ D="$TMPD/cont"
 	"$WORKLOADS/cpu_hot" 15 >/dev/null 2>"$TMPD/rec.err" ||
 	fail "record --continuous: $(cat "$TMPD/rec.err")"
 n=$(ls "$D" | grep -c '^nusku-.*\.nsk$')
-[ "$n" -ge 3 ] && [ "$n" -le 4 ] || fail "$n segments kept: $(ls "$D")"
+[ "$n" -ge 2 ] && [ "$n" -le 4 ] || fail "$n segments kept: $(ls "$D")"
+# retention by the names: what is kept began at most 6 s before the newest
+# ended (the last prune ran after that end), and the first segments are gone
+python3 -c '
+import calendar, os, sys, time
+def t(s):
+    return calendar.timegm(time.strptime(s[:15], "%Y%m%dT%H%M%S")) * 1000 + int(s[16:19])
+rng = [(t(n[6:26]), t(n[27:47])) for n in os.listdir(sys.argv[1]) if n.startswith("nusku-")]
+newest = max(e for _, e in rng)
+old = [s for s, _ in rng if s < newest - 6000]
+assert not old, old
+assert newest - min(s for s, _ in rng) < 14000, rng' "$D" ||
+	fail "retention: $(ls "$D")"
 ls "$D" | grep -q open && fail "an open segment after a clean end: $(ls "$D")"
 [ "$(ls -A "$D" | grep -vc '^nusku-')" = 0 ] || fail "other files: $(ls -A "$D")"
 [ "$(stat -c %a "$D")" = 700 ] || fail "directory mode $(stat -c %a "$D")"
@@ -130,6 +142,21 @@ for args in "report $TMPD/empty" "info $TMPD/empty" \
 	[ "$(wc -l <"$TMPD/bad.err")" = 1 ] || fail "$args: $(cat "$TMPD/bad.err")"
 done
 echo "ok: bad directories and ranges refused in one line"
+
+# a directory that is a symbolic link, or that others can write: refused,
+# nothing made in it
+mkdir -m 700 "$TMPD/real"
+ln -s "$TMPD/real" "$TMPD/link"
+mkdir "$TMPD/shared"
+chmod 777 "$TMPD/shared"
+for d in "$TMPD/link" "$TMPD/shared"; do
+	"$NUSKU" record -q --continuous "$d" -- true >/dev/null 2>"$TMPD/bad.err" &&
+		fail "record --continuous $d: exit 0"
+	[ "$(wc -l <"$TMPD/bad.err")" = 1 ] || fail "$d: $(cat "$TMPD/bad.err")"
+done
+made=$(find "$TMPD/real" "$TMPD/shared" -mindepth 1)
+[ -z "$made" ] || fail "files made: $made"
+echo "ok: a linked or shared directory refused: $(cat "$TMPD/bad.err")"
 
 # ---- as a session -----------------------------------------------------------
 D2="$TMPD/sess"
