@@ -4,6 +4,7 @@
 # pairs each, medians.  Rows:
 #   cpu_work     bench/cpu_work ROUNDS: fixed CPU work, two threads
 #   alloc_churn  tests/workloads/alloc_churn PAIRS: malloc/free pairs
+#   + offcpu     the same recorded with -e cpu,offcpu
 #   + alloc      the same recorded with -e cpu,alloc,offcpu
 #   sqlite3      sqlite3 :memory:, a recursive CTE of ROWS rows
 #   make -j2     11 small C files (bench/default.sh's project)
@@ -78,7 +79,9 @@ echo "program CPU recorded/bare (median of $RUNS), recorder CPU % of a core"
 OPTS=
 pairs cpu_work "$B/bench/cpu_work" "$ROUNDS"
 pairs alloc_churn "$B/tests/workloads/alloc_churn" "$PAIRS"
-# the same with the allocation sampler (not in the defaults)
+# the same with the signals not in the defaults
+OPTS="-e cpu,offcpu"
+pairs "  + offcpu" "$B/tests/workloads/alloc_churn" "$PAIRS"
 OPTS="-e cpu,alloc,offcpu"
 pairs "  + alloc" "$B/tests/workloads/alloc_churn" "$PAIRS"
 

@@ -347,12 +347,11 @@ static int pick_signals(struct nsk_session *s)
 
 		if (dflt && s->opts.pid > 0 && !strcmp(nsk_signals[i]->name, "alloc"))
 			want = 0;
-		/* continuous: the signals whose cost a rate bounds to about
-		 * 1%; not alloc yet: its sampler's per-call cost is not a
-		 * rate's (bench/continuous.sh, docs/record.md) */
-		if (dflt && s->opts.continuous &&
-		    strcmp(nsk_signals[i]->name, "cpu") &&
-		    strcmp(nsk_signals[i]->name, "offcpu"))
+		/* continuous: the signal whose cost its rate bounds to well
+		 * under 1% of a core; not yet alloc (its sampler costs per
+		 * call) nor offcpu (a stack walk per preemption, before the
+		 * --min-block threshold can be known): docs/record.md */
+		if (dflt && s->opts.continuous && strcmp(nsk_signals[i]->name, "cpu"))
 			want = 0;
 
 		while (!want && ev && *ev) {
