@@ -60,6 +60,11 @@ int nsk_args__filter(const char *cmd, const char *opt, const char *arg,
 	return 2;
 }
 
+/* The "DIR@FROM..TO" specs made (diff makes two): they live as long as
+ * the command, held here so that nothing is lost. */
+static char *range_specs[2];
+static int nrange_specs;
+
 int nsk_args__range(const char *cmd, const char **file,
 		    struct nsk_report_opts *o)
 {
@@ -76,7 +81,9 @@ int nsk_args__range(const char *cmd, const char **file,
 			fprintf(stderr, "nusku %s: out of memory\n", cmd);
 			return 2;
 		}
-		*file = spec; /* lives as long as the command */
+		if (nrange_specs < 2)
+			range_specs[nrange_specs++] = spec;
+		*file = spec;
 		return 0;
 	}
 	for (int i = 0; i < 2; i++) {

@@ -24,22 +24,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# samples FILE-OR-DIR [OPTIONS]: "function samples" lines, sorted
+# samples FILE-OR-DIR [OPTIONS]: "function|module<TAB>samples" lines, sorted
 samples() {
 	what=$1
 	shift
-	"$NUSKU" report "$what" "$@" --format csv 2>/dev/null >"$TMPD/r.csv" ||
-		fail "report $what $*"
+	"$NUSKU" report "$what" "$@" --format csv 2>"$TMPD/r.err" >"$TMPD/r.csv" ||
+		fail "report $what $*: $(cat "$TMPD/r.err")"
 	python3 -c '
 import csv, sys
 for r in csv.DictReader(open(sys.argv[1])):
-    print(r["function"] + "|" + r["module"], r["self_samples"])' "$TMPD/r.csv" | sort
+    print(r["function"] + "|" + r["module"] + "\t" + r["self_samples"])' "$TMPD/r.csv" | sort
 }
 
 # sum_parts FILES...: the per-function sums of their reports
 sum_parts() {
-	for f in "$@"; do samples "$f"; done | awk '
-		{ n[$1] += $2 } END { for (k in n) print k, n[k] }' | sort
+	for f in "$@"; do samples "$f"; done | awk -F '\t' '
+		{ n[$1] += $2 } END { for (k in n) print k "\t" n[k] }' | sort
 }
 
 # wait_closed DIR: until DIR holds two closed segments (at most 60 s: a
@@ -83,7 +83,7 @@ for f in "$D"/nusku-*.nsk; do
 	samples "$f" >"$TMPD/one"
 	# the newest may be a moment after cpu_hot ended, and hold no sample
 	[ "$f" = "$(ls "$D"/nusku-*.nsk | tail -1)" ] ||
-		grep -q '^hot_a|cpu_hot [1-9]' "$TMPD/one" || fail "$f alone: no hot_a"
+		grep -q '^hot_a|cpu_hot	[1-9]' "$TMPD/one" || fail "$f alone: no hot_a"
 done
 echo "ok: $n segments kept of about 8, each readable alone with its END"
 
@@ -205,5 +205,5 @@ for f in "$D3"/nusku-*.nsk; do
 	closed=$((closed + 1))
 done
 [ "$closed" -ge 2 ] || fail "$closed closed segments"
-samples "$D3" | grep -q '^hot_a|cpu_hot [1-9]' || fail "report of the killed DIR: no hot_a"
+samples "$D3" | grep -q '^hot_a|cpu_hot	[1-9]' || fail "report of the killed DIR: no hot_a"
 echo "ok: SIGKILL left $closed closed segments with END; the directory reads back"
