@@ -7,7 +7,7 @@
 #   + offcpu     the same recorded with -e cpu,offcpu
 #   + alloc      the same recorded with -e cpu,alloc,offcpu
 #   sqlite3      sqlite3 :memory:, a recursive CTE of ROWS rows
-#   make -j2     11 small C files (bench/default.sh's project)
+#   make -j2     tests/workloads' C files compiled
 # Columns: the program's CPU time recorded / bare (bench/timed's third
 # field: what other load on the machine disturbs least), the recorder's
 # own CPU time per second of the run, as a share of one core.  Then a
@@ -18,10 +18,10 @@
 # Environment: RUNS (5), ROUNDS (20000), PAIRS (200000000), ROWS (5000000), SEG (10s),
 # LONG (180; 0 skips the long runs).
 set -eu
-B=${1:-.}
-NUSKU=$B/nusku
-TIMED=$B/bench/timed
+B=${1:-${B:-.}}
 RUNS=${RUNS:-5}
+. "$(dirname "$0")/lib.sh"
+TIMED=$B/bench/timed
 ROUNDS=${ROUNDS:-20000}
 PAIRS=${PAIRS:-200000000}
 ROWS=${ROWS:-5000000}
@@ -29,27 +29,9 @@ SEG=${SEG:-10s}
 LONG=${LONG:-180}
 for x in "$NUSKU" "$TIMED" "$B/bench/cpu_work" "$B/tests/workloads/alloc_churn" \
 	 "$B/tests/workloads/cpu_hot"; do
-	[ -x "$x" ] || { echo "continuous.sh: build first: $x" >&2; exit 2; }
+	[ -x "$x" ] || die "build first: $x"
 done
 [ "$(id -u)" = 0 ] || { echo "continuous.sh: needs root" >&2; exit 77; }
-T=$(mktemp -d "${TMPDIR:-/tmp}/nusku-bench.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-
-# run OUT CMD...: CMD's children's CPU (user+sys ns) and wall ns into OUT
-run() {
-	out=$1
-	shift
-	python3 -c '
-import resource, subprocess, sys, time
-t = time.monotonic()
-subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, check=True)
-t = time.monotonic() - t
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(sys.argv[1], "w").write("%d %d\n" % ((r.ru_utime + r.ru_stime) * 1e9, t * 1e9))' \
-		"$out" "$@"
-}
-
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # pairs NAME PROGRAM...: RUNS bare/recorded pairs, one row
 pairs() {
@@ -61,15 +43,15 @@ pairs() {
 		"$TIMED" "$T/bare.t" "$@" >/dev/null
 		rm -rf "$T/d"
 		# shellcheck disable=SC2086
-		run "$T/all" "$NUSKU" record -q --continuous "$T/d" --segment 2s $OPTS -- \
-			"$TIMED" "$T/rec.t" "$@"
+		measure /dev/null "$NUSKU" record -q --continuous "$T/d" --segment 2s $OPTS -- \
+			"$TIMED" "$T/rec.t" "$@" >"$T/all"
 		bare=$(cut -d' ' -f3 "$T/bare.t")
 		rec=$(cut -d' ' -f3 "$T/rec.t")
-		all=$(cut -d' ' -f1 "$T/all")
-		wall=$(cut -d' ' -f2 "$T/all")
+		wall=$(cut -d' ' -f1 "$T/all")
+		all=$(cut -d' ' -f2 "$T/all")
 		echo "$rec $bare" | awk '{ printf "%.4f\n", $1 / $2 }' >>"$T/ratio"
 		# the recorder: everything the run cost but the program
-		echo "$all $rec $wall" | awk '{ printf "%.4f\n", 100 * ($1 - $2) / $3 }' >>"$T/rec"
+		echo "$all $rec $wall" | awk '{ printf "%.4f\n", 100 * ($1 - $2 / 1e9) / $3 }' >>"$T/rec"
 	done
 	printf "%-12s %8s x %10s%% %s\n" "$name" "$(median <"$T/ratio")" \
 		"$(median <"$T/rec")" "($(ls "$T/d" | wc -l) segments)"
@@ -91,20 +73,14 @@ if command -v sqlite3 >/dev/null; then
 		SELECT x + 1 FROM c WHERE x < $ROWS) SELECT sum(x) FROM c;' |
 		sqlite3 :memory:"
 fi
-# make -j2 of 11 small C files (as bench/default.sh)
+# make -j2: the C workloads of tests/ compiled (cc -O2 -c, one file each)
 mkdir -p "$T/proj"
-for i in 0 1 2 3 4 5 6 7 8 9 10; do
-	for j in 0 1 2 3 4 5 6 7 8 9; do
-		echo "int h${i}_$j(int v); int h${i}_$j(int v) { int s = 0; for (int k = 0; k < v; k++) s += k * $j; return s + $i; }"
-	done >"$T/proj/f$i.c"
-done
-printf 'int main(void) { return 0; }\n' >"$T/proj/main.c"
-{
-	printf 'OBJS = main.o'
-	for i in 0 1 2 3 4 5 6 7 8 9 10; do printf ' f%s.o' $i; done
-	printf '\nprog: $(OBJS)\n\tcc -o $@ $(OBJS)\n%%.o: %%.c\n\tcc -O2 -c $<\n'
-} >"$T/proj/Makefile"
-pairs "make -j2" sh -c "rm -f $T/proj/*.o $T/proj/prog; make -s -j2 -C $T/proj"
+cp "$B"/tests/workloads/cpu_hot.c "$B"/tests/workloads/alloc_churn.c \
+   "$B"/tests/workloads/callchain.c "$B"/tests/workloads/blocking.c \
+   "$B"/tests/workloads/forker.c "$B"/tests/workloads/syscalls.c "$T/proj/"
+printf 'OBJS = %s\nall: $(OBJS)\n%%.o: %%.c\n\tcc -O2 -c $<\n' \
+	"$(cd "$T/proj" && ls *.c | sed 's/\.c$/.o/' | tr '\n' ' ')" >"$T/proj/Makefile"
+pairs "make -j2" sh -c "rm -f $T/proj/*.o; make -s -j2 -C $T/proj"
 
 [ "$LONG" -gt 0 ] || exit 0
 # long NAME PROGRAM...: the recorder's RSS (kB) and CPU (% of a core over
