@@ -783,7 +783,10 @@ static int finish(struct nsk_session *s)
 	poll_signals(s, 1);
 	if (drain(s, deadline))
 		nsk_session__lost(s, "record.stop", nsk_spill__discard(s->spill));
-	write_cost(s);
+	if (s->seg)
+		nsk_session__continuous_cost(s);
+	else
+		write_cost(s);
 	nsk_stacks__write_counts(s->stk);
 	now = nsk_session__now();
 	nsk_session__flush_losses(s, now);

@@ -2,10 +2,57 @@
  * is the current segment's (record/segments.h), and the event loop's tick
  * begins a new segment each --segment.  Everything else of a recording
  * (the header, the signals, LOSS and END) is as for one file. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "record/own.h"
 #include "record/segments.h"
 #include "record/session_int.h"
+
+/* The recording's cost up to the current segment's start. */
+static struct nsk_own_cost seg_last;
+
+static void cost_meta(struct nsk_session *s, const char *key, const char *value)
+{
+	struct nsk_record rec = { .type = NSK_REC_META };
+
+	rec.meta.key.data = (const uint8_t *)key;
+	rec.meta.key.len = (uint32_t)strlen(key);
+	rec.meta.value.data = (const uint8_t *)value;
+	rec.meta.value.len = (uint32_t)strlen(value);
+	nsk_session__emit(s, &rec);
+}
+
+static uint64_t since(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0; /* estimates: never below 0 */
+}
+
+void nsk_session__continuous_cost(struct nsk_session *s)
+{
+	struct nsk_own_cost c;
+	char v[64];
+	int err = s->own ? nsk_own__stats_error(s->own) : -ENOMEM;
+
+	if (err) {
+		cost_meta(s, "cost.error", strerror(-err));
+		return;
+	}
+	if (nsk_own__cost_so_far(s->own, &c))
+		return;
+	snprintf(v, sizeof(v), "%" PRIu64, since(c.run_ns, seg_last.run_ns));
+	cost_meta(s, "cost.bpf_run_ns", v);
+	snprintf(v, sizeof(v), "%" PRIu64, since(c.runs, seg_last.runs));
+	cost_meta(s, "cost.bpf_runs", v);
+	snprintf(v, sizeof(v), "%" PRIu32, c.progs);
+	cost_meta(s, "cost.bpf_progs", v);
+	snprintf(v, sizeof(v), "%" PRIu64 " %" PRIu64, since(c.on_ns, seg_last.on_ns),
+		 since(c.total_ns, seg_last.total_ns));
+	cost_meta(s, "cost.window_ns", v);
+	seg_last = c;
+}
 
 int nsk_session__continuous_open(struct nsk_session *s)
 {
@@ -34,8 +81,9 @@ int nsk_session__continuous_tick(struct nsk_session *s, uint64_t now)
 
 	if (!nsk_segments__due(s->seg, now))
 		return 0;
-	/* losses so far belong to the segment that saw them */
+	/* losses so far, and the cost, belong to the segment that saw them */
 	nsk_session__flush_losses(s, now);
+	nsk_session__continuous_cost(s);
 	err = nsk_segments__rotate(s->seg, now, s->errmsg, sizeof(s->errmsg));
 	s->w = nsk_segments__writer(s->seg);
 	if (err && !s->err)

@@ -162,6 +162,9 @@ int nsk_session__continuous_open(struct nsk_session *s);
 int nsk_session__continuous_commit(struct nsk_session *s);
 int nsk_session__continuous_tick(struct nsk_session *s, uint64_t now);
 int nsk_session__continuous_close(struct nsk_session *s);
+/* META cost.* of the segment that closes: what the recording cost since
+ * the last one closed (instead of the whole recording's, at the end). */
+void nsk_session__continuous_cost(struct nsk_session *s);
 /* The loss records pending, written now (session.c). */
 void nsk_session__flush_losses(struct nsk_session *s, uint64_t now);
 

@@ -38,15 +38,16 @@ int nsk_report__own(struct nsk_report *rep, struct nsk_own_summary *o)
 	o->own_samples = query_int(rep, sql);
 	o->marked = nsk_report__info(rep, "format_major") > 1 ||
 		    nsk_report__info(rep, "format_minor") >= 1;
-	o->run_ns = query_int(rep, "SELECT CAST(value AS INTEGER) FROM meta "
+	/* summed: the segments of a continuous recording have one each */
+	o->run_ns = query_int(rep, "SELECT SUM(CAST(value AS INTEGER)) FROM meta "
 			      "WHERE key = 'cost.bpf_run_ns'");
-	o->runs = query_int(rep, "SELECT CAST(value AS INTEGER) FROM meta "
+	o->runs = query_int(rep, "SELECT SUM(CAST(value AS INTEGER)) FROM meta "
 			    "WHERE key = 'cost.bpf_runs'");
 	/* "ON TOTAL" (1.3): the statistics were on ON of TOTAL ns */
-	o->window_on_ns = query_int(rep, "SELECT CAST(value AS INTEGER) FROM meta "
+	o->window_on_ns = query_int(rep, "SELECT SUM(CAST(value AS INTEGER)) FROM meta "
 				    "WHERE key = 'cost.window_ns'");
-	o->window_total_ns = query_int(rep, "SELECT CAST(substr(value, instr(value, ' ') + 1) "
-				       "AS INTEGER) FROM meta WHERE key = 'cost.window_ns' "
+	o->window_total_ns = query_int(rep, "SELECT SUM(CAST(substr(value, instr(value, ' ') + 1) "
+				       "AS INTEGER)) FROM meta WHERE key = 'cost.window_ns' "
 				       "AND instr(value, ' ') > 0");
 	return 0;
 }

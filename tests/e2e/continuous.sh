@@ -80,6 +80,7 @@ for f in "$D"/nusku-*.nsk; do
 	"$NUSKU" info "$f" >"$TMPD/info" 2>&1 || fail "info $f: $(cat "$TMPD/info")"
 	grep -q '^ended: *cleanly' "$TMPD/info" || fail "$f: no END: $(cat "$TMPD/info")"
 	grep -q '^  process ' "$TMPD/info" || fail "$f: no PROCESS record"
+	grep -Eq ' cost\.(bpf_run_ns|error) ' "$TMPD/info" || fail "$f: no cost of its own"
 	samples "$f" >"$TMPD/one"
 	# the newest may be a moment after cpu_hot ended, and hold no sample
 	[ "$f" = "$(ls "$D"/nusku-*.nsk | tail -1)" ] ||
