@@ -276,6 +276,11 @@ static int meta(struct nsk_session *s, const char *key, const char *value)
 	return nsk_session__emit(s, &rec);
 }
 
+int nsk_session__meta(struct nsk_session *s, const char *key, const char *value)
+{
+	return meta(s, key, value);
+}
+
 /* argv joined with spaces, for META (PROCESS records keep NULs). */
 static void join_argv(char *buf, size_t size, char *const *argv)
 {

@@ -14,17 +14,6 @@
 /* The recording's cost up to the current segment's start. */
 static struct nsk_own_cost seg_last;
 
-static void cost_meta(struct nsk_session *s, const char *key, const char *value)
-{
-	struct nsk_record rec = { .type = NSK_REC_META };
-
-	rec.meta.key.data = (const uint8_t *)key;
-	rec.meta.key.len = (uint32_t)strlen(key);
-	rec.meta.value.data = (const uint8_t *)value;
-	rec.meta.value.len = (uint32_t)strlen(value);
-	nsk_session__emit(s, &rec);
-}
-
 static uint64_t since(uint64_t now, uint64_t then)
 {
 	return now > then ? now - then : 0; /* estimates: never below 0 */
@@ -37,20 +26,20 @@ void nsk_session__continuous_cost(struct nsk_session *s)
 	int err = s->own ? nsk_own__stats_error(s->own) : -ENOMEM;
 
 	if (err) {
-		cost_meta(s, "cost.error", strerror(-err));
+		nsk_session__meta(s, "cost.error", strerror(-err));
 		return;
 	}
 	if (nsk_own__cost_so_far(s->own, &c))
 		return;
 	snprintf(v, sizeof(v), "%" PRIu64, since(c.run_ns, seg_last.run_ns));
-	cost_meta(s, "cost.bpf_run_ns", v);
+	nsk_session__meta(s, "cost.bpf_run_ns", v);
 	snprintf(v, sizeof(v), "%" PRIu64, since(c.runs, seg_last.runs));
-	cost_meta(s, "cost.bpf_runs", v);
+	nsk_session__meta(s, "cost.bpf_runs", v);
 	snprintf(v, sizeof(v), "%" PRIu32, c.progs);
-	cost_meta(s, "cost.bpf_progs", v);
+	nsk_session__meta(s, "cost.bpf_progs", v);
 	snprintf(v, sizeof(v), "%" PRIu64 " %" PRIu64, since(c.on_ns, seg_last.on_ns),
 		 since(c.total_ns, seg_last.total_ns));
-	cost_meta(s, "cost.window_ns", v);
+	nsk_session__meta(s, "cost.window_ns", v);
 	seg_last = c;
 }
 
