@@ -164,6 +164,12 @@ int nsk_remote__run(const struct nsk_remote *o, const char *const *words,
 		goto cleanup;
 	}
 	if (pid == 0) {
+		/* not our terminal: the picker's keys are its own, and a remote
+		 * that holds the channel open must not wait on them */
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (null >= 0)
+			dup2(null, STDIN_FILENO);
 		dup2(pout[1], STDOUT_FILENO);
 		dup2(errp[1], STDERR_FILENO);
 		execvp(argv[0], argv);
