@@ -67,6 +67,6 @@ grep -q 'ended: *cleanly' "$TMPD/info" || fail "the saved file did not end clean
 echo "ok: r saved the picked process to a file, x stopped it, the file reads back"
 
 T send-keys -t pick q
-for i in $(seq 50); do [ -s "$TMPD/exit" ] && break; sleep 0.1; done
+for i in $(seq 300); do [ -s "$TMPD/exit" ] && break; sleep 0.1; done
 [ "$(cat "$TMPD/exit" 2>/dev/null)" = "exited 0" ] || fail "q did not leave with 0: $(cat "$TMPD/exit" 2>/dev/null)"
 echo "live_pick: ok"
