@@ -31,6 +31,7 @@ enum {
 	OPT_CONTINUOUS,
 	OPT_SEGMENT,
 	OPT_KEEP,
+	OPT_GIVE_WAY,
 };
 
 static void usage(FILE *f)
@@ -67,6 +68,10 @@ static void usage(FILE *f)
 		"                           average (default 512k; 1: every allocation)\n"
 		"      --alloc-uprobes      alloc: probe the allocator with uprobes instead\n"
 		"                           of preloading Nusku's sampler (a trap per call)\n"
+		"      --give-way           the recorder's main thread runs only when a CPU\n"
+		"                           is idle while the program runs (a short program\n"
+		"                           on a busy machine); can cost CPU samples when\n"
+		"                           other work keeps the machine busy\n"
 		"  -q, --quiet              no status line\n"
 		"      --background         detach: keep recording after the terminal\n"
 		"                           closes; prints NAME and FILE once the probes\n"
@@ -203,6 +208,7 @@ int cmd_record(int argc, char **argv)
 		{ "alloc-sample", required_argument, NULL, OPT_ALLOC_SAMPLE },
 		{ "alloc-uprobes", no_argument, NULL, OPT_ALLOC_UPROBES },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "give-way", no_argument, NULL, OPT_GIVE_WAY },
 		{ "background", no_argument, NULL, OPT_BACKGROUND },
 		{ "name", required_argument, NULL, OPT_NAME },
 		{ "continuous", required_argument, NULL, OPT_CONTINUOUS },
@@ -285,6 +291,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_ALLOC_UPROBES:
 			o.alloc_uprobes = 1;
+			break;
+		case OPT_GIVE_WAY:
+			o.give_way = 1;
 			break;
 		case OPT_ALLOC_SAMPLE:
 			if (nsk_parse_size(optarg, &o.alloc_sample_bytes))

@@ -623,9 +623,10 @@ static int drain(struct nsk_session *s, uint64_t deadline)
 	return more;
 }
 
-/* While this thread gives way to the program (spill.h), the stop signals
- * go to a thread of normal priority: the kernel would otherwise pick this
- * one, and on a busy machine its handler could wait a long time to run. */
+/* With --give-way this thread gives way to the program (spill.h) while it
+ * runs, and the stop signals go to a thread of normal priority meanwhile:
+ * the kernel would otherwise pick this one, and on a busy machine its
+ * handler could wait a long time to run. */
 void nsk_session__keep_pace(struct nsk_session *s)
 {
 	__atomic_store_n(&s->keep_pace, 1, __ATOMIC_RELEASE); /* a load thread */
@@ -640,7 +641,8 @@ static void yield_to_program(struct nsk_session *s, int on, uint64_t until)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	if (on) {
-		if (!s->spill || __atomic_load_n(&s->keep_pace, __ATOMIC_ACQUIRE) ||
+		if (!s->opts.give_way || !s->spill ||
+		    __atomic_load_n(&s->keep_pace, __ATOMIC_ACQUIRE) ||
 		    nsk_spill__yield(s->spill, s->pidfd, until))
 			return;
 		yielding_spill = s->spill;

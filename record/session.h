@@ -50,6 +50,8 @@ struct nsk_record_opts {
 	int call_graph;		    /* enum nsk_call_graph */
 	uint32_t stack_bytes;	    /* user stack copied for DWARF (0: default) */
 	int quiet;
+	int give_way;		    /* --give-way: the session's thread idle while
+				     * the program runs (record/spill.h) */
 	/* --continuous: output is a directory of segments (record/segments.h) */
 	int continuous;
 	uint64_t segment_ns;	    /* a new segment this often */
