@@ -189,16 +189,20 @@ static int cpu_load(struct nsk_session *s, void **state)
 	}
 	st->skel->rodata->kernel_stacks = o->kernel_stacks ? 1 : 0;
 	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
-	/* room for an eighth of a second of samples of the largest size
+	/* room for a quarter of a second of samples of the largest size
 	 * sent, with their stack copies, on every CPU (the ring is drained
-	 * every 5 ms).  Not sizeof(struct nsk_ev_cpu_sample): that holds the
-	 * largest copy already and counted it twice, doubling the ring. */
+	 * every 5 ms, but the drain thread can wait to run that long on a
+	 * busy machine: with an eighth, an ASan build's recording of
+	 * tests/workloads/mixleaf lost the stack copies that name a
+	 * frameless leaf's caller for 6% of its samples).  Not
+	 * sizeof(struct nsk_ev_cpu_sample): that holds the largest copy
+	 * already. */
 	bpf_map__set_max_entries(st->skel->maps.cpu_events,
 				 nsk_session__ring_bytes(
 					 (uint64_t)st->ncpu * (o->freq_hz ? o->freq_hz : 999) *
 					 (NSK_EV_CPU_SAMPLE_HDR_SIZE +
 					  8 * 2 * NSK_MAX_STACK_DEPTH +
-					  st->skel->rodata->ustack_bytes) / 8));
+					  st->skel->rodata->ustack_bytes) / 4));
 	/* For tests of loss accounting: a ring buffer small enough to fill
 	 * (a power of two, at least a page). */
 	if (getenv("NUSKU_CPU_RINGBUF_BYTES")) {
