@@ -118,12 +118,14 @@ sql() {
 [ "$(stat -c %a "$TMPD/b.json")" = 600 ] || fail "the json is not 0600"
 sleep_ns=$(awk '$1 == "sleeper" { sub("sleep_ns=", "", $2); print $2 }' "$TMPD/answers")
 nrows=$(sql "$TMPD/b.nsk" "SELECT count(*) FROM offcpu WHERE duration > 0")
+# an interval the recorder lost is counted as lost (and shown), not here
+lost=$(sql "$TMPD/b.nsk" "SELECT coalesce(sum(count), 0) FROM loss WHERE source LIKE 'offcpu.%'")
 check "$TMPD/b.json" "
 s = [e for e in track_of('sleeper') if e.get('cat') == 'off-cpu' and e['name'] == 'sleep']
-assert len(s) == 5, 'sleeper: %d sleep slices' % len(s)
+assert 5 - $lost <= len(s) <= 5, 'sleeper: %d sleep slices, $lost off-CPU events lost' % len(s)
 tot = sum(e['t1'] - e['t0'] for e in s)
-assert 0.85 * $sleep_ns <= tot <= 1.15 * $sleep_ns, 'sleep %d ns, measured $sleep_ns' % tot
-print('ok: sleeper: 5 sleep slices, %.1f ms' % (tot / 1e6))
+assert len(s) < 5 or 0.85 * $sleep_ns <= tot <= 1.15 * $sleep_ns, 'sleep %d ns, measured $sleep_ns' % tot
+print('ok: sleeper: %d sleep slices (%d lost), %.1f ms' % (len(s), $lost, tot / 1e6))
 l = [e for e in track_of('lock_victim') if e.get('cat') == 'off-cpu' and e['name'] == 'lock']
 assert l and all(e['args'].get('waker') == 'lock_holder' for e in l), [e['args'] for e in l]
 print('ok: lock_victim: %d lock slices woken by lock_holder' % len(l))
