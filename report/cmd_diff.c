@@ -142,14 +142,21 @@ static int parse(int argc, char **argv, struct args *a)
 	return 0;
 }
 
-/* Loads and filters one recording into rep (its database opened here). */
-static int load(struct nsk_report *rep, const char *file, uint64_t skip)
+/* Loads and filters one recording into rep (its database opened here), as
+ * export does for rv: allocations summed, weights alone. */
+static int load(struct nsk_report *rep, const char *file,
+		const struct nsk_view *rv)
 {
+	struct nsk_load_select sel;
+
 	if (nsk_db__open(&rep->db)) {
 		fprintf(stderr, "nusku diff: cannot open an in-memory database\n");
 		return 1;
 	}
-	if (nsk_load__file_skip(rep->db, file, skip, rep->err, sizeof(rep->err)) ||
+	if (nsk_load__file_alloc(rep->db, file, rv ? nsk_view__skips(rv) : 0,
+				 rv ? nsk_view__sums(rep->opts, rv, 1) : 0,
+				 nsk_filter__select(rep->opts, &sel), rep->err,
+				 sizeof(rep->err)) ||
 	    nsk_filter__apply(rep)) {
 		fprintf(stderr, "nusku diff: %s\n", rep->err);
 		return 1;
@@ -199,7 +206,7 @@ int cmd_diff(int argc, char **argv)
 		rep[i].cmd = "diff";
 		rep[i].opts = &a.o;
 		rep[i].out = out;
-		if (load(&rep[i], a.file[i], rv ? nsk_view__skips(rv) : 0))
+		if (load(&rep[i], a.file[i], rv))
 			goto cleanup;
 	}
 	if (graph >= 0) {

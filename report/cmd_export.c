@@ -120,6 +120,7 @@ int cmd_export(int argc, char **argv)
 {
 	struct args a = { 0 };
 	struct nsk_report rep = { 0 };
+	struct nsk_load_select sel;
 	struct nsk_outfile of = { .fd = -1 };
 	enum nsk_export_fmt fmt = NSK_EXPORT_PPROF;
 	const struct nsk_view *view;
@@ -180,10 +181,11 @@ int cmd_export(int argc, char **argv)
 	}
 	rep.db = db;
 	/* the timeline reads every table, every row; the others the
-	 * view's, allocations summed when no filter selects among them */
+	 * view's, allocations summed (the filter applied as they are) */
 	if (nsk_load__file_alloc(db, a.file, fmt == NSK_EXPORT_CHROME ? 0 :
 				 nsk_view__skips(view), fmt == NSK_EXPORT_CHROME ?
-				 0 : nsk_view__sums(&a.o, view, 1), rep.err,
+				 0 : nsk_view__sums(&a.o, view, 1),
+				 nsk_filter__select(&a.o, &sel), rep.err,
 				 sizeof(rep.err)) ||
 	    nsk_filter__apply(&rep)) {
 		fprintf(stderr, "nusku export: %s\n", rep.err);

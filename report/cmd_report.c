@@ -153,6 +153,7 @@ int cmd_report(int argc, char **argv)
 {
 	struct args a = { 0 };
 	struct nsk_report rep = { 0 };
+	struct nsk_load_select sel;
 	const struct nsk_view *view;
 	sqlite3 *db = NULL;
 	int status, err;
@@ -208,7 +209,9 @@ int cmd_report(int argc, char **argv)
 	rep.opts = &a.o;
 	status = 1;
 	if (nsk_load__file_alloc(db, a.file, a.o.sql || a.o.db ? 0 : nsk_view__skips(view),
-				 nsk_view__sums(&a.o, view, 0), rep.err, sizeof(rep.err))) {
+				 nsk_view__sums(&a.o, view, 0),
+				 nsk_filter__select(&a.o, &sel), rep.err,
+				 sizeof(rep.err))) {
 		fprintf(stderr, "nusku report: %s\n", rep.err);
 		goto cleanup;
 	}

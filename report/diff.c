@@ -33,7 +33,8 @@ static const struct nsk_diff_view diff_function = {
 
 /* Bytes per allocation site (the site rule of --by alloc-site); tested on
  * the allocation records: calls in an exact recording, samples in a
- * sampled one. */
+ * sampled one (temp.akey's n: the records with an address, as rows or as
+ * the loader summed them). */
 static const struct nsk_diff_view diff_alloc = {
 	.name = "alloc-site",
 	.help = "bytes allocated per site; share of the allocation records",
@@ -48,13 +49,10 @@ static const struct nsk_diff_view diff_alloc = {
 	.what = "Fisher's exact test of each site's share of the allocation "
 		"records",
 	.prepare = nsk_alloc__site_sums,
-	.agg = "WITH r AS (SELECT x.func_id AS site, count(*) AS n FROM f_alloc a "
-	       "JOIN temp.asite x ON x.stack_id = a.stack_id WHERE a.addr != 0 "
-	       "AND a.fn IS NOT 'reserve' GROUP BY x.func_id) "
+	.agg = "WITH r AS (SELECT site, sum(n) AS n FROM temp.akey GROUP BY site) "
 	       "SELECT f.name, f.module, s.bytes, coalesce(r.n, 0) FROM temp.asum s "
 	       "JOIN func f ON f.id = s.site LEFT JOIN r ON r.site = s.site",
-	.total = "SELECT count(*) FROM f_alloc WHERE addr != 0 AND fn IS NOT "
-		 "'reserve'",
+	.total = "SELECT coalesce(sum(n), 0) FROM temp.akey",
 };
 
 #define BLOCK_KEYS "o.reason, coalesce(b.function, '[kernel]')"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "report/load.h"
 #include "report/report.h"
 #include "report/schema.h"
 
@@ -107,4 +108,15 @@ int nsk_filter__apply(struct nsk_report *rep)
 	}
 	sqlite3_free(where);
 	return err;
+}
+
+const struct nsk_load_select *nsk_filter__select(const struct nsk_report_opts *o,
+						 struct nsk_load_select *buf)
+{
+	if (!o->pids && !o->tids && !o->comms && o->since < 0 && o->until < 0)
+		return NULL;
+	*buf = (struct nsk_load_select){ .pids = o->pids, .tids = o->tids,
+					 .comms = o->comms, .since = o->since,
+					 .until = o->until };
+	return buf;
 }

@@ -183,6 +183,7 @@ void nsk_load__free(struct nsk_load *ld)
 	for (unsigned i = 0; i < ld->nstmts; i++)
 		sqlite3_finalize(ld->stmts[i].st);
 	nsk_load_alloc__release(ld);
+	nsk_load_sel__free(ld->sel);
 	nsk_idmap__release(&ld->strings);
 	nsk_strtab__release(&ld->strtab);
 	nsk_idmap__release(&ld->frames);

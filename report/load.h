@@ -56,6 +56,8 @@ struct nsk_load_frame {
 	uint32_t flags;
 };
 
+struct nsk_load_sel;
+
 struct nsk_load {
 	sqlite3 *db;
 	struct {
@@ -81,6 +83,7 @@ struct nsk_load {
 	struct nsk_load_alloc *alloc; /* live blocks (load_alloc.c) */
 	unsigned alloc_mode;	   /* enum nsk_alloc_mode (load_alloc.h) */
 	int kernel_syscall_names;  /* the recording names syscalls itself */
+	struct nsk_load_sel *sel;  /* load_select.c; NULL: every event */
 	uint64_t skip;		   /* record types not loaded: 1 << type */
 	uint64_t skipped[NSK_REC_TYPE_MAX]; /* records of them, by type */
 	char err[256];
@@ -114,10 +117,24 @@ int nsk_load__file_skip(sqlite3 *db, const char *file, uint64_t skip, char *msg,
  * twice load rows as nsk_load__file_skip does. */
 #define NSK_LOAD_SUMS 1u
 #define NSK_LOAD_SUMS_TIME 2u
+/* A filter for a load that sums (how != 0; sel NULL: every event): report's
+ * --pid --tid --comm --since --until (report/filter.c), as the options
+ * hold them.  Allocations outside it are matched to their frees like any
+ * other but summed nowhere, and the counts of allocation and free records
+ * are those of the selected rows, so that every memory view reads what
+ * it would read of filtered rows (report_alloc_sums.sh compares them).
+ * --since and --until count from the recording's start, the earliest time
+ * in it: a first read of the file without allocations finds it. */
+struct nsk_load_select {
+	const char *pids, *tids; /* "1,2": digits and commas; NULL: any */
+	const char *comms;	 /* "a,b"; NULL: any */
+	double since, until;	 /* seconds after the start; < 0: none */
+};
 /* The intervals of --by memory-time and of alloc_bucket. */
 #define NSK_ALLOC_BUCKETS 20
 int nsk_load__file_alloc(sqlite3 *db, const char *file, uint64_t skip,
-			 unsigned how, char *msg, size_t len);
+			 unsigned how, const struct nsk_load_select *sel,
+			 char *msg, size_t len);
 /* A continuous recording (a directory of segments, nusku record
  * --continuous): the segments of dir that overlap [from, until] (specs
  * of nsk_seg__parse_time, NULL: open-ended) loaded as one recording.
@@ -147,6 +164,15 @@ void nsk_load__free(struct nsk_load *ld);
 size_t nsk_load__cut(struct nsk_load *ld, const char *kind, size_t len,
 		     size_t limit);
 int nsk_load__charge(struct nsk_load *ld, int def, size_t bytes);
+
+/* The filter of a summing load (load_select.c): nsk_load__select keeps a
+ * copy, with --since/--until counted from start; nsk_load__selected says
+ * whether an event of (pid, tid) at time is in it: 1, 0 or -ENOMEM. */
+int nsk_load__select(struct nsk_load *ld, const struct nsk_load_select *want,
+		     uint64_t start);
+int nsk_load__selected(struct nsk_load *ld, uint32_t pid, uint32_t tid,
+		       uint64_t time);
+void nsk_load_sel__free(struct nsk_load_sel *s);
 
 /* A prepared statement for sql (a string constant: cached by address). */
 sqlite3_stmt *nsk_load__stmt(struct nsk_load *ld, const char *sql);

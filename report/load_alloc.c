@@ -100,6 +100,7 @@ void nsk_load_alloc__release(struct nsk_load *ld)
 	free(a->regions);
 	free(a->exits);
 	free(a->xlog);
+	free(a->selbits);
 	nsk_alloc_sums__free(a->sums);
 	nsk_alloc_time__free(a->tm);
 	nsk_idmap__release(&a->pending);
@@ -214,15 +215,21 @@ static int insert_free(struct nsk_load *ld, uint64_t time, uint32_t pid,
 	sqlite3_stmt *st;
 	int64_t comm;
 
-	a->rows_free++;
 	if (a->mode == NSK_ALLOC_SUMS) {
+		int sel = nsk_load__selected(ld, pid, tid, time);
+
+		if (sel < 0)
+			return sel;
+		a->rows_free++;
+		a->sel_free += (uint64_t)sel;
 		nsk_load__time(ld, time);
-		if (s)
+		if (s && s->sel)
 			nsk_alloc_sums__end(ld, s, !strcmp(fn, "exit"));
 		return 0;
 	}
+	a->rows_free++;
 	if (a->mode == NSK_ALLOC_TIME)
-		return s ? nsk_alloc_time__end(ld, s, time, !strcmp(fn, "exit")) : 0;
+		return s && s->sel ? nsk_alloc_time__end(ld, s, time, !strcmp(fn, "exit")) : 0;
 	st = nsk_load__stmt(ld, sql);
 	if (!st)
 		return -EIO;
@@ -319,6 +326,41 @@ static int alloc_row(struct nsk_load *ld, const struct nsk_alloc_slot *v,
 	return nsk_load__step(ld, st);
 }
 
+/* Whether allocation r is in the load's filter (1, 0, -ENOMEM): asked in
+ * the first read and kept as a bit by its place in the stream, read back
+ * in the second.  Unselected blocks are still matched to their frees and
+ * taken by their exits (the free rows the filter selects count them), but
+ * summed nowhere. */
+static int selected(struct nsk_load *ld, const struct nsk_rec_alloc *r)
+{
+	struct nsk_load_alloc *a = ld->alloc;
+	size_t byte = (size_t)(a->events / 8);
+	int sel;
+
+	if (a->filtered)
+		return byte < a->nselbits && (a->selbits[byte] >> (a->events % 8) & 1);
+	if (!ld->sel)
+		return 1;
+	sel = nsk_load__selected(ld, r->pid, r->tid, r->time);
+	if (sel <= 0)
+		return sel;
+	if (byte >= a->nselbits) {
+		size_t n = a->nselbits ? a->nselbits * 2 : 4096;
+		uint8_t *b;
+
+		while (n <= byte)
+			n *= 2;
+		b = realloc(a->selbits, n);
+		if (!b)
+			return -ENOMEM;
+		memset(b + a->nselbits, 0, n - a->nselbits);
+		a->selbits = b;
+		a->nselbits = n;
+	}
+	a->selbits[byte] |= (uint8_t)(1u << (a->events % 8));
+	return 1;
+}
+
 int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 {
 	const struct nsk_rec_alloc *r = &rec->alloc;
@@ -328,7 +370,7 @@ int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 				    .weight = r->weight,
 				    .asize = r->size };
 	int region = is_region(r->fn);
-	int err;
+	int err, sel;
 
 	if (!a)
 		return -ENOMEM;
@@ -341,12 +383,17 @@ int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 	err = exits_due(ld, r->pid, r->time);
 	if (err)
 		return err;
+	sel = selected(ld, r);
+	if (sel < 0)
+		return sel;
 	a->events++;
 	a->rows_alloc++;
+	a->sel_alloc += (uint64_t)sel;
 	v.id = ++a->next_id;
-	if (a->mode == NSK_ALLOC_SUMS)
+	v.sel = (uint8_t)sel;
+	if (sel && a->mode == NSK_ALLOC_SUMS)
 		err = nsk_alloc_sums__alloc(ld, &v, r);
-	else if (a->mode == NSK_ALLOC_TIME)
+	else if (sel && a->mode == NSK_ALLOC_TIME)
 		err = nsk_alloc_time__alloc(ld, &v, r);
 	if (err)
 		return err;
@@ -585,4 +632,19 @@ struct nsk_alloc_exit *nsk_load_alloc__take_log(struct nsk_load *ld, size_t *n)
 	a->xlog = NULL;
 	a->nxlog = a->capxlog = 0;
 	return log;
+}
+
+uint8_t *nsk_load_alloc__take_selbits(struct nsk_load *ld, size_t *n)
+{
+	struct nsk_load_alloc *a = ld->alloc;
+	uint8_t *bits;
+
+	*n = 0;
+	if (!a || !ld->sel)
+		return NULL;
+	bits = a->selbits;
+	*n = a->nselbits;
+	a->selbits = NULL;
+	a->nselbits = 0;
+	return bits;
 }

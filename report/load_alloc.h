@@ -31,7 +31,8 @@ struct nsk_alloc_slot {
 	uint32_t pid;
 	uint32_t key;	 /* sums: index of its alloc_sum row; time: its site */
 	uint16_t fn;	 /* enum nsk_alloc_fn */
-	uint16_t used;	 /* 1 used */
+	uint8_t used;	 /* 1 used */
+	uint8_t sel;	 /* 1: in the load's filter (summed), 0: matched only */
 };
 
 /* An exit the first read applied: before its event number pos (the
@@ -67,6 +68,14 @@ struct nsk_load_alloc {
 	struct nsk_alloc_exit *xlog;
 	size_t nxlog, capxlog, xnext;
 	uint64_t rows_alloc, rows_free; /* what rows would have been */
+	uint64_t sel_alloc, sel_free;	/* of them, those in the filter */
+	/* Under a filter (ld->sel), a bit per allocation record, by its
+	 * place among the allocation and free records (events): selected.
+	 * The first read sets them, the second takes them over, so that both
+	 * sum the same blocks (the second read knows no thread names). */
+	uint8_t *selbits;
+	size_t nselbits; /* bytes */
+	int filtered;	 /* the second read: selbits say */
 	struct nsk_alloc_sums *sums;
 	struct nsk_alloc_time *tm;
 };
@@ -104,6 +113,9 @@ void nsk_alloc_time__free(struct nsk_alloc_time *t);
 struct nsk_alloc_pass {
 	struct nsk_alloc_exit *log;
 	size_t nlog;
+	uint8_t *selbits; /* the first read's, taken over; NULL: no filter */
+	size_t nselbits;
+	int filtered;
 	uint64_t events, t0, t1;
 };
 /* The second read of file into alloc_peak and alloc_bucket; builds
@@ -117,6 +129,8 @@ int nsk_load_alloc__replay(struct nsk_load *ld, struct nsk_alloc_exit *log,
 			   size_t n);
 /* Applies the logged exits due before the next event (or all: at_end). */
 int nsk_load_alloc__replay_due(struct nsk_load *ld, int at_end);
+/* Takes the first read's selection bits (NULL, 0: no filter). */
+uint8_t *nsk_load_alloc__take_selbits(struct nsk_load *ld, size_t *n);
 /* Takes the first read's exit log out of its state. */
 struct nsk_alloc_exit *nsk_load_alloc__take_log(struct nsk_load *ld, size_t *n);
 

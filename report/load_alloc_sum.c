@@ -191,10 +191,11 @@ int nsk_alloc_sums__flush(struct nsk_load *ld)
 
 	/* what no free or exit ended is live at the end */
 	for (size_t i = 0; sums && i < a->cap; i++)
-		if (a->slots[i].used)
+		if (a->slots[i].used && a->slots[i].sel)
 			live(sums, &a->slots[i]);
 	for (size_t i = 0; sums && i < a->nregions; i++)
-		live(sums, &a->regions[i]);
+		if (a->regions[i].sel)
+			live(sums, &a->regions[i]);
 	for (size_t i = 0; sums && i < sums->n && !err; i++) {
 		const struct sum_row *r = &sums->rows[i];
 		sqlite3_stmt *st = nsk_load__stmt(ld, sql);
@@ -227,5 +228,7 @@ int nsk_alloc_sums__flush(struct nsk_load *ld)
 		err = nsk_load__step(ld, st);
 	}
 	err = err ?: put(ld, "summed.alloc", a->rows_alloc);
-	return err ?: put(ld, "summed.free", a->rows_free);
+	err = err ?: put(ld, "summed.alloc.selected", a->sel_alloc);
+	err = err ?: put(ld, "summed.free", a->rows_free);
+	return err ?: put(ld, "summed.free.selected", a->sel_free);
 }

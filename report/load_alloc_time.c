@@ -388,6 +388,7 @@ int nsk_load_alloc__time_pass(sqlite3 *db, const char *file,
 		free(ld);
 		free(t);
 		free(log);
+		free(p->selbits);
 		snprintf(msg, len, "out of memory");
 		return -ENOMEM;
 	}
@@ -396,9 +397,13 @@ int nsk_load_alloc__time_pass(sqlite3 *db, const char *file,
 	ld->alloc_mode = NSK_ALLOC_TIME;
 	err = nsk_load_alloc__replay(ld, log, p->nlog);
 	if (err) {
+		free(p->selbits);
 		nsk_alloc_time__free(t);
 		goto cleanup;
 	}
+	ld->alloc->selbits = p->selbits;
+	ld->alloc->nselbits = p->nselbits;
+	ld->alloc->filtered = p->filtered;
 	ld->alloc->tm = t;
 	t->t0 = (int64_t)p->t0;
 	t->step = (int64_t)((p->t1 - p->t0) / NSK_ALLOC_BUCKETS + 1);

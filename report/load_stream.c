@@ -55,28 +55,81 @@ int nsk_load__file(sqlite3 *db, const char *file, char *msg, size_t len)
 	return nsk_load__file_skip(db, file, 0, msg, len);
 }
 
+struct select_at {
+	const struct nsk_load_select *sel; /* NULL: every event */
+	uint64_t start;			   /* the recording's start */
+};
+
 static int load_file(sqlite3 *db, const char *file, uint64_t skip,
-		     unsigned how, char *msg, size_t len);
+		     unsigned how, const struct select_at *at, char *msg,
+		     size_t len);
 
 int nsk_load__file_skip(sqlite3 *db, const char *file, uint64_t skip, char *msg,
 			size_t len)
 {
-	return load_file(db, file, skip, 0, msg, len);
+	return load_file(db, file, skip, 0, NULL, msg, len);
+}
+
+/* The recording's start (time_start_ns): the earliest time of any record,
+ * known only once all were read.  A read without the allocation and
+ * off-CPU events (their times counted, as a skipping load does) into a
+ * database of its own. */
+static int find_start(const char *file, uint64_t *start, char *msg, size_t len)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int err;
+
+	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE |
+			    SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		snprintf(msg, len, "cannot open an in-memory database");
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = load_file(db, file, NSK_LOAD_SKIPPABLE, 0, NULL, msg, len);
+	if (err)
+		goto cleanup;
+	err = -EIO;
+	if (sqlite3_prepare_v2(db, "SELECT value FROM recording WHERE key = "
+			       "'time_start_ns'", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		snprintf(msg, len, "%s: %s", file, sqlite3_errmsg(db));
+		goto cleanup;
+	}
+	*start = (uint64_t)sqlite3_column_int64(st, 0);
+	err = 0;
+cleanup:
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return err;
 }
 
 int nsk_load__file_alloc(sqlite3 *db, const char *file, uint64_t skip,
-			 unsigned how, char *msg, size_t len)
+			 unsigned how, const struct nsk_load_select *sel,
+			 char *msg, size_t len)
 {
+	struct select_at at = { .sel = sel };
 	struct stat sb;
+	int err;
 
 	/* a second read needs a file that is there again */
-	if (!strcmp(file, "-") || stat(file, &sb) || !S_ISREG(sb.st_mode))
+	if (!strcmp(file, "-") || stat(file, &sb) || !S_ISREG(sb.st_mode) ||
+	    nsk_segdir__is_dir(file))
 		how = 0;
-	return load_file(db, file, skip, how, msg, len);
+	/* without sums the filter is SQL's (report/filter.c) */
+	if (!how || !sel)
+		return load_file(db, file, skip, how, NULL, msg, len);
+	if (sel->since >= 0 || sel->until >= 0) {
+		err = find_start(file, &at.start, msg, len);
+		if (err)
+			return err;
+	}
+	return load_file(db, file, skip, how, &at, msg, len);
 }
 
 static int load_file(sqlite3 *db, const char *file, uint64_t skip,
-		     unsigned how, char *msg, size_t len)
+		     unsigned how, const struct select_at *at, char *msg,
+		     size_t len)
 {
 	struct nsk_alloc_pass pass = { 0 };
 	struct nsk_reader_opts ropts = { .on_problem = on_problem };
@@ -122,6 +175,14 @@ static int load_file(sqlite3 *db, const char *file, uint64_t skip,
 	ld->skip = skip & NSK_LOAD_SKIPPABLE;
 	if (how & (NSK_LOAD_SUMS | NSK_LOAD_SUMS_TIME))
 		ld->alloc_mode = NSK_ALLOC_SUMS;
+	if (at && at->sel) {
+		err = nsk_load__select(ld, at->sel, at->start);
+		if (err) {
+			nsk_io__free(io);
+			snprintf(msg, len, "out of memory");
+			goto cleanup;
+		}
+	}
 	probs.ld = ld;
 	ropts.ctx = &probs;
 	err = nsk_reader__new(io, &ropts, &r); /* frees io on failure */
@@ -147,6 +208,8 @@ static int load_file(sqlite3 *db, const char *file, uint64_t skip,
 	}
 	if ((how & NSK_LOAD_SUMS_TIME) && ld->alloc) {
 		pass.log = nsk_load_alloc__take_log(ld, &pass.nlog);
+		pass.selbits = nsk_load_alloc__take_selbits(ld, &pass.nselbits);
+		pass.filtered = !!ld->sel;
 		pass.events = ld->alloc->events;
 		pass.t0 = ld->n.time_min == UINT64_MAX ? 0 : ld->n.time_min;
 		pass.t1 = ld->n.time_min == UINT64_MAX ? 0 : ld->n.time_max;

@@ -110,7 +110,8 @@ const struct nsk_view *nsk_view__find(const char *name);
  * (nsk_load__file_skip): they are not loaded for it. */
 uint64_t nsk_view__skips(const struct nsk_view *v);
 /* How nsk_load__file_alloc loads for v under o: allocations summed for a
- * memory view without --sql, --db or a filter (NSK_LOAD_SUMS), with the
+ * memory view without --sql or --db (NSK_LOAD_SUMS; a filter is applied
+ * while summing: nsk_filter__select), with the
  * second read when the view shows peaks or intervals, unless stacks_only
  * (--tree, --folded, export: weights alone); 0: rows. */
 unsigned nsk_view__sums(const struct nsk_report_opts *o,
@@ -179,6 +180,11 @@ int nsk_args__range(const char *cmd, const char **file,
 
 /* Creates the temporary views f_<table> of the selected events. */
 int nsk_filter__apply(struct nsk_report *rep);
+/* The filter of o for a load that sums (in buf), or NULL when o selects
+ * every event. */
+struct nsk_load_select;
+const struct nsk_load_select *nsk_filter__select(const struct nsk_report_opts *o,
+						 struct nsk_load_select *buf);
 
 /* The name of process PID (SQL over an expression): its latest name in
  * the process table, else its main thread's, else "[pid N]"; a ';' (the

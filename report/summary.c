@@ -170,11 +170,15 @@ static int64_t count_rows(struct nsk_report *rep, const char *table,
 	int64_t summed, v;
 
 	/* summed while loading (alloc_sum): the rows there would have been,
-	 * all selected (no filter sums) */
+	 * and those of them the filter selects */
 	snprintf(key, sizeof(key), "summed.%s", table);
 	summed = nsk_report__info(rep, key);
-	if (summed)
+	if (summed && !filtered)
 		return summed;
+	if (summed) {
+		snprintf(key, sizeof(key), "summed.%s.selected", table);
+		return nsk_report__info(rep, key);
+	}
 	sql = sqlite3_mprintf("SELECT count(*) FROM %s%s", filtered ? "f_" : "",
 			      table);
 	v = sql ? query_int(rep, sql) : 0;

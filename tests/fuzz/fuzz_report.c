@@ -67,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct nsk_report_opts o = { .since = -1, .until = -1, .limit = -1,
 				     .min_pct = 0.5 };
 	struct nsk_report rep = { 0 };
+	struct nsk_load_select sel;
 	unsigned pick = size ? data[size - 1] : 0;
 	char path[64], msg[512];
 	sqlite3 *db = NULL;
@@ -92,8 +93,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	db = NULL;
 	rep.nnotes = 0;
 	if (nsk_db__open(&db) || nsk_load__file_alloc(db, path, 0, NSK_LOAD_SUMS |
-						      NSK_LOAD_SUMS_TIME, msg,
+						      NSK_LOAD_SUMS_TIME, NULL, msg,
 						      sizeof(msg)))
+		goto cleanup;
+	rep.db = db;
+	if (nsk_filter__apply(&rep))
+		goto cleanup;
+	run_views(&rep, &o, 1);
+	if (!(pick & 4))
+		goto cleanup;
+	/* and once more with a filter applied while summing */
+	sqlite3_close(db);
+	db = NULL;
+	rep.nnotes = 0;
+	o.pids = "1,100,200";
+	o.comms = pick & 8 ? "synth,a" : NULL;
+	o.since = 0.1;
+	o.until = pick & 16 ? 2.5 : -1;
+	if (nsk_db__open(&db) || nsk_load__file_alloc(db, path, 0, NSK_LOAD_SUMS |
+						      NSK_LOAD_SUMS_TIME,
+						      nsk_filter__select(&o, &sel),
+						      msg, sizeof(msg)))
 		goto cleanup;
 	rep.db = db;
 	if (nsk_filter__apply(&rep))
