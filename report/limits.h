@@ -35,6 +35,14 @@
  * counts both), stack paths aside (those grow with the distinct stacks).  Past
  * either the load fails. */
 #define NSK_LIMIT_DEFS (4u << 20)
+/* Blocks live at once (and mmap/brk regions live at once), as the
+ * allocation loader follows them to match frees: 56 bytes each in a table
+ * at most 3/4 full, so 1.5M blocks keep it to 2M slots (112 MiB; 168 MiB
+ * as it grows).  Only a recording of every allocation of a program
+ * holding over a million blocks comes near it; a sampled one (the
+ * default) holds far fewer.  Past either the load fails. */
+#define NSK_LIMIT_LIVE_BLOCKS (3u << 19)
+#define NSK_LIMIT_LIVE_REGIONS (1u << 20)
 #define NSK_LIMIT_TEXT_BYTES (64ull << 20)
 
 #endif

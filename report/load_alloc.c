@@ -36,9 +36,11 @@
  * (load_alloc_time.c), which replays the first read's exits.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/limits.h"
 #include "report/load_alloc.h"
 
 /* How long after an exit its process's late records may still come: the
@@ -97,14 +99,14 @@ void nsk_load_alloc__release(struct nsk_load *ld)
 	if (!a)
 		return;
 	free(a->slots);
-	free(a->regions);
+	nsk_regions__release(&a->regions);
 	free(a->exits);
 	free(a->xlog);
 	free(a->selbits);
 	nsk_alloc_sums__free(a->sums);
 	nsk_alloc_time__free(a->tm);
 	nsk_idmap__release(&a->pending);
-	nsk_idmap__release(&a->owned);
+	nsk_owned__release(&a->owned);
 	free(a);
 	ld->alloc = NULL;
 }
@@ -125,11 +127,7 @@ static struct nsk_alloc_slot *find(struct nsk_load_alloc *a, uint32_t pid, uint6
 static void remove_slot(struct nsk_load_alloc *a, struct nsk_alloc_slot *s)
 {
 	size_t mask = a->cap - 1, i = (size_t)(s - a->slots), j = i;
-	uint64_t owned = 0;
 
-	/* (a failure leaves the count high: only a scan more at its exit) */
-	if (nsk_idmap__get(&a->owned, s->pid, &owned) && owned)
-		nsk_idmap__set(&a->owned, s->pid, owned - 1);
 	a->slots[i].used = 0;
 	a->n--;
 	for (;;) {
@@ -148,13 +146,30 @@ static void remove_slot(struct nsk_load_alloc *a, struct nsk_alloc_slot *s)
 	}
 }
 
+/* For the owned lists: whether pid still holds a block at addr, asked
+ * for the first time in this compaction (alloc_owned.h). */
+static int holds(void *ctx, uint32_t pid, uint64_t addr, uint32_t pass)
+{
+	struct nsk_load_alloc *a = ctx;
+	struct nsk_alloc_slot *s;
+
+	if (!pass) {
+		for (size_t i = 0; i < a->cap; i++)
+			a->slots[i].pass = 0;
+		return 0;
+	}
+	s = find(a, pid, addr);
+	if (!s || s->pass == pass)
+		return 0;
+	s->pass = pass;
+	return 1;
+}
+
 static int insert(struct nsk_load_alloc *a, const struct nsk_alloc_slot *v)
 {
-	uint64_t owned = 0;
 	size_t mask;
 
-	nsk_idmap__get(&a->owned, v->pid, &owned);
-	if (nsk_idmap__set(&a->owned, v->pid, owned + 1))
+	if (nsk_owned__add(&a->owned, v->pid, v->addr, holds, a))
 		return -ENOMEM;
 	/* at most 3/4 full: a million live blocks is a heap to expect */
 	if ((a->n + 1) * 4 > a->cap * 3) {
@@ -188,19 +203,20 @@ static int insert(struct nsk_load_alloc *a, const struct nsk_alloc_slot *v)
 	}
 }
 
+/* -E2BIG with the message kept when n live things are already the limit. */
+static int too_many(struct nsk_load *ld, size_t n, size_t limit, const char *what)
+{
+	if (n < limit)
+		return 0;
+	snprintf(ld->err, sizeof(ld->err), "more than %zu allocated %s live at "
+		 "once: past nusku's limit (a sampled recording, the default, "
+		 "holds far fewer)", limit, what);
+	return -E2BIG;
+}
+
 static int add_region(struct nsk_load_alloc *a, const struct nsk_alloc_slot *v)
 {
-	if (a->nregions == a->capregions) {
-		size_t cap = a->capregions ? 2 * a->capregions : 64;
-		struct nsk_alloc_slot *r = realloc(a->regions, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		a->regions = r;
-		a->capregions = cap;
-	}
-	a->regions[a->nregions++] = *v;
-	return 0;
+	return nsk_regions__add(&a->regions, v);
 }
 
 /* A block or region ends (s: its slot, NULL for a free of a block the
@@ -270,19 +286,22 @@ static int end_regions(struct nsk_load *ld, uint64_t time, uint32_t pid,
 		       const char *fn, int only_commits)
 {
 	struct nsk_load_alloc *a = ld->alloc;
+	struct nsk_region_pos pos;
+	struct nsk_alloc_slot *g;
 	int matched = 0, err = 0;
 
-	for (size_t i = 0; a && i < a->nregions && !err;) {
-		struct nsk_alloc_slot *g = &a->regions[i];
-
-		if (g->pid == pid && g->addr >= addr && g->addr - addr < size &&
-		    (!only_commits || g->fn == NSK_ALLOC_MPROTECT)) {
-			err = insert_free(ld, time, pid, tid, addr, size, fn, g);
-			a->regions[i] = a->regions[--a->nregions];
-			matched = 1;
+	if (!a)
+		return 0;
+	for (g = nsk_regions__seek(&a->regions, pid, addr, &pos);
+	     g && !err && g->pid == pid && g->addr - addr < size;
+	     g = nsk_regions__at(&a->regions, &pos)) {
+		if (only_commits && g->fn != NSK_ALLOC_MPROTECT) {
+			nsk_regions__next(&pos);
 			continue;
 		}
-		i++;
+		err = insert_free(ld, time, pid, tid, addr, size, fn, g);
+		nsk_regions__remove(&a->regions, &pos);
+		matched = 1;
 	}
 	return err ? err : matched;
 }
@@ -405,12 +424,15 @@ int nsk_load_alloc__alloc(struct nsk_load *ld, const struct nsk_record *rec)
 					  "implied", old);
 			remove_slot(a, old);
 		}
+		err = err ? err : too_many(ld, a->n, NSK_LIMIT_LIVE_BLOCKS, "blocks");
 		err = err ? err : insert(a, &v);
 	} else if (r->addr) {
 		/* a commit lies inside its reservation: it replaces only
 		 * commits made there before */
 		err = end_regions(ld, r->time, r->pid, r->tid, r->addr, r->size,
 				  "implied", r->fn == NSK_ALLOC_MPROTECT);
+		err = err < 0 ? err : too_many(ld, a->regions.count,
+					       NSK_LIMIT_LIVE_REGIONS, "regions");
 		err = err < 0 ? err : add_region(a, &v);
 	}
 	if (err)
@@ -468,7 +490,9 @@ int nsk_load_alloc__free(struct nsk_load *ld, const struct nsk_record *rec)
 static int exit_now(struct nsk_load *ld, uint32_t pid, uint64_t time)
 {
 	struct nsk_load_alloc *a = ld->alloc;
-	uint64_t owned = 0;
+	struct nsk_owned_list *l;
+	struct nsk_region_pos pos;
+	struct nsk_alloc_slot *g;
 	int err = 0;
 
 	if (a->mode == NSK_ALLOC_SUMS) {
@@ -485,28 +509,27 @@ static int exit_now(struct nsk_load *ld, uint32_t pid, uint64_t time)
 		a->xlog[a->nxlog++] = (struct nsk_alloc_exit){
 			.pos = a->events, .time = time, .pid = pid };
 	}
-	/* A removal shifts a later slot into i: look at i again.  Slots
-	 * only move back towards their home, so none is skipped.  A process
-	 * that holds no block costs no scan. */
-	nsk_idmap__get(&a->owned, pid, &owned);
-	for (size_t i = 0; owned && i < a->cap && !err; i++) {
-		while (a->slots[i].used && a->slots[i].pid == pid &&
-		       a->slots[i].time <= time && !err) {
-			err = insert_free(ld, time, pid, pid, a->slots[i].addr, 0,
-					  "exit", &a->slots[i]);
-			remove_slot(a, &a->slots[i]);
+	/* Only the blocks this process allocated are looked up; those it
+	 * allocated after the exit stay (a pid reused, a late exit). */
+	l = nsk_owned__of(&a->owned, pid);
+	for (uint32_t i = 0; l && i < l->n && !err; i++) {
+		struct nsk_alloc_slot *s = find(a, pid, l->addr[i]);
+
+		if (s && s->time <= time) {
+			err = insert_free(ld, time, pid, pid, s->addr, 0, "exit", s);
+			remove_slot(a, s);
 		}
 	}
-	for (size_t i = 0; i < a->nregions && !err;) {
-		struct nsk_alloc_slot *g = &a->regions[i];
-
-		if (g->pid == pid && g->time <= time) {
-			err = insert_free(ld, time, pid, pid, g->addr, g->asize,
-					  "exit", g);
-			a->regions[i] = a->regions[--a->nregions];
+	if (l)
+		nsk_owned__keep(&a->owned, l, pid, holds, a);
+	for (g = nsk_regions__seek(&a->regions, pid, 0, &pos);
+	     g && !err && g->pid == pid; g = nsk_regions__at(&a->regions, &pos)) {
+		if (g->time > time) {
+			nsk_regions__next(&pos);
 			continue;
 		}
-		i++;
+		err = insert_free(ld, time, pid, pid, g->addr, g->asize, "exit", g);
+		nsk_regions__remove(&a->regions, &pos);
 	}
 	return err;
 }

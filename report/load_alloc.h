@@ -17,6 +17,8 @@
 #ifndef NUSKU_REPORT_LOAD_ALLOC_H
 #define NUSKU_REPORT_LOAD_ALLOC_H
 
+#include "report/alloc_owned.h"
+#include "report/alloc_regions.h"
 #include "report/load.h"
 
 enum nsk_alloc_mode { NSK_ALLOC_ROWS, NSK_ALLOC_SUMS, NSK_ALLOC_TIME };
@@ -33,6 +35,7 @@ struct nsk_alloc_slot {
 	uint16_t fn;	 /* enum nsk_alloc_fn */
 	uint8_t used;	 /* 1 used */
 	uint8_t sel;	 /* 1: in the load's filter (summed), 0: matched only */
+	uint32_t pass;	 /* the owned lists' last compaction that saw it */
 };
 
 /* An exit the first read applied: before its event number pos (the
@@ -56,12 +59,11 @@ struct nsk_load_alloc {
 	struct nsk_alloc_slot *slots; /* open addressing, linear probing */
 	size_t cap, n;
 	int64_t next_id;
-	struct nsk_alloc_slot *regions; /* live mmap/brk regions, unordered */
-	size_t nregions, capregions;
+	struct nsk_regions regions; /* live mmap/brk regions and reservations */
 	struct pending_exit *exits; /* not applied yet, in stream order */
 	size_t nexits, capexits;
 	struct nsk_idmap pending;   /* pid -> exits of it in exits[] */
-	struct nsk_idmap owned;	    /* pid -> its blocks in slots[] */
+	struct nsk_owned owned;	    /* pid -> the addresses of its blocks */
 	uint64_t events;	    /* allocation and free records so far */
 	/* sums: the exits applied, for the second read; time: those to
 	 * replay, the next at xnext */

@@ -193,9 +193,15 @@ int nsk_alloc_sums__flush(struct nsk_load *ld)
 	for (size_t i = 0; sums && i < a->cap; i++)
 		if (a->slots[i].used && a->slots[i].sel)
 			live(sums, &a->slots[i]);
-	for (size_t i = 0; sums && i < a->nregions; i++)
-		if (a->regions[i].sel)
-			live(sums, &a->regions[i]);
+	if (sums) {
+		struct nsk_region_pos pos;
+		struct nsk_alloc_slot *g;
+
+		for (g = nsk_regions__seek(&a->regions, 0, 0, &pos); g;
+		     nsk_regions__next(&pos), g = nsk_regions__at(&a->regions, &pos))
+			if (g->sel)
+				live(sums, g);
+	}
 	for (size_t i = 0; sums && i < sums->n && !err; i++) {
 		const struct sum_row *r = &sums->rows[i];
 		sqlite3_stmt *st = nsk_load__stmt(ld, sql);

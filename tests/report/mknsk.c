@@ -4,7 +4,8 @@
  *   mknsk deep OUT STACKS DEPTH NAME_BYTES  stacks and names made to
  *                               exhaust a reader's memory
  *   mknsk bench OUT N [HZ [STACKS]]  N samples over realistic stacks
- *   mknsk alloc OUT N LIVE      N allocations of a churn, LIVE never freed */
+ *   mknsk alloc OUT N LIVE      N allocations of a churn, LIVE never freed
+ *   mknsk scan OUT REGIONS LIVE EXITS  what made the loader scan per record */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +19,14 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || (strcmp(argv[1], "known") && strcmp(argv[1], "bench") &&
 			 strcmp(argv[1], "hostile") && strcmp(argv[1], "deep") &&
-			 strcmp(argv[1], "alloc")) ||
+			 strcmp(argv[1], "alloc") && strcmp(argv[1], "scan")) ||
+	    (!strcmp(argv[1], "scan") && argc < 6) ||
 	    (!strcmp(argv[1], "alloc") && argc < 5) ||
 	    (!strcmp(argv[1], "deep") && argc < 6) ||
 	    (!strcmp(argv[1], "bench") && argc < 4)) {
 		fprintf(stderr, "usage: mknsk known OUT [noend] | mknsk hostile OUT | "
 			"mknsk deep OUT STACKS DEPTH NAME_BYTES | mknsk bench OUT N [HZ [STACKS]] | "
-			"mknsk alloc OUT N LIVE\n");
+			"mknsk alloc OUT N LIVE | mknsk scan OUT REGIONS LIVE EXITS\n");
 		return 2;
 	}
 	err = synth__open(argv[2], &w);
@@ -40,6 +42,10 @@ int main(int argc, char **argv)
 		err = synth__deep(w, (unsigned)atoi(argv[3]),
 				  (uint32_t)strtoul(argv[4], NULL, 10),
 				  (uint32_t)strtoul(argv[5], NULL, 10));
+	else if (!strcmp(argv[1], "scan"))
+		err = synth__scan(w, strtoull(argv[3], NULL, 10),
+				  strtoull(argv[4], NULL, 10),
+				  strtoull(argv[5], NULL, 10));
 	else if (!strcmp(argv[1], "alloc"))
 		err = synth__alloc(w, strtoull(argv[3], NULL, 10),
 				   strtoull(argv[4], NULL, 10));

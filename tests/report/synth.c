@@ -577,3 +577,42 @@ int synth__alloc(struct nsk_writer *w, uint64_t n, uint64_t live)
 	r.end.time = t + 3000000010ull;
 	return err ?: nsk_writer__append(w, &r);
 }
+
+int synth__scan(struct nsk_writer *w, uint64_t regions, uint64_t live,
+		uint64_t exits)
+{
+	static const uint64_t s1[] = { 1 };
+	struct nsk_record r;
+	uint64_t t = SYNTH_T0, i;
+	int err = put_string(w, 1, "main");
+
+	err = err ?: put_string(w, 2, "app");
+	err = err ?: put_frame(w, 1, 1, 2, 0x1000, 0, 0);
+	err = err ?: put_stack(w, 1, s1, 1);
+	/* regions that stay mapped, then unmaps of ranges that hold none */
+	for (i = 0; i < regions && !err; i++)
+		err = put_alloc(w, t += 10, 100, 0x100000000000ull + (i << 12),
+				4096, 1, NSK_ALLOC_MMAP);
+	for (i = 0; i < regions && !err; i++)
+		err = put_free(w, t += 10, 100, 0x200000000000ull + (i << 30),
+			       1ull << 30, NSK_ALLOC_MUNMAP);
+	/* blocks one process holds, while others come, allocate and go */
+	for (i = 0; i < live && !err; i++)
+		err = put_alloc(w, t += 10, 100, 0x300000000000ull + (i << 5), 32,
+				1, NSK_ALLOC_MALLOC);
+	for (i = 0; i < exits && !err; i++) {
+		uint32_t pid = (uint32_t)(1000 + i);
+
+		err = put_alloc(w, t += 10, pid, 0x400000000000ull, 64, 1,
+				NSK_ALLOC_MALLOC);
+		memset(&r, 0, sizeof(r));
+		r.type = NSK_REC_EXIT;
+		r.exit.time = t += 10;
+		r.exit.pid = r.exit.tid = pid;
+		err = err ?: nsk_writer__append(w, &r);
+	}
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_END;
+	r.end.time = t + 10;
+	return err ?: nsk_writer__append(w, &r);
+}

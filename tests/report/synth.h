@@ -35,6 +35,11 @@ int synth__deep(struct nsk_writer *w, unsigned nstacks, uint32_t depth,
  * and live allocations a child process exits holding, a region, a
  * reservation and its commit, a record out of time order, an exec. */
 int synth__alloc(struct nsk_writer *w, uint64_t n, uint64_t live);
+/* synth__scan: the shapes that made the allocation loader scan everything
+ * per record: regions mapped and unmaps that end none of them, blocks one
+ * process holds while exits processes allocate one block each and exit. */
+int synth__scan(struct nsk_writer *w, uint64_t regions, uint64_t live,
+		uint64_t exits);
 /* Writes n samples at freq_hz on 4 threads over nstacks distinct stacks. */
 int synth__bench(struct nsk_writer *w, uint64_t n, unsigned freq_hz,
 		 unsigned nstacks);
