@@ -648,6 +648,13 @@ static __always_inline void switch_in(struct nsk_offcpu_pending *p,
 		hold(p, next);
 }
 
+/* -a: a kernel thread's time asleep is its idle time, not a wait of
+ * anyone's (its CPU samples are recorded; docs/record.md). */
+static __always_inline int is_kthread_all(struct task_struct *t)
+{
+	return nsk_all_but && (t->flags & 0x00200000u /* PF_KTHREAD */);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(nsk_offcpu_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
@@ -662,7 +669,7 @@ int BPF_PROG(nsk_offcpu_switch, bool preempt, struct task_struct *prev,
 	if (ptid) {
 		p = bpf_task_storage_get(&offcpu_pending, prev, 0, 0);
 		if (!p && !(prev_state & TASK_DEAD_BIT) &&
-		    nsk_is_target(prev->tgid)) {
+		    nsk_is_target(prev->tgid) && !is_kthread_all(prev)) {
 			p = bpf_task_storage_get(&offcpu_pending, prev, 0,
 						 BPF_LOCAL_STORAGE_GET_F_CREATE);
 			/* no memory, or the storage busy on this CPU */

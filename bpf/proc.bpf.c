@@ -62,7 +62,8 @@ int BPF_PROG(nsk_proc_fork, struct task_struct *parent, struct task_struct *chil
 
 	if (!nsk_is_target(ptgid))
 		return 0;
-	if (ctgid != ptgid) {
+	/* -a: every process is a target already (target.bpf.h) */
+	if (ctgid != ptgid && !nsk_all_but) {
 		__u8 one = 1;
 
 		if (!inherit)
@@ -114,7 +115,7 @@ int BPF_PROG(nsk_proc_exit, struct task_struct *p)
 	if (!nsk_is_target(tgid))
 		return 0;
 	live = BPF_CORE_READ(p, signal, live.counter);
-	if (live == 0)
+	if (live == 0 && !nsk_all_but)
 		bpf_map_delete_elem(&nsk_targets, &tgid);
 	e = reserve(NSK_EV_PROC_EXIT);
 	if (!e)

@@ -197,7 +197,9 @@ static void base_name(const struct nsk_record_opts *o, char *buf, size_t len)
 	const char *src = comm;
 	size_t n = 0;
 
-	if (o->pid) {
+	if (o->all) {
+		src = "all";
+	} else if (o->pid) {
 		FILE *f;
 
 		snprintf(path, sizeof(path), "/proc/%d/comm", o->pid);
@@ -264,6 +266,10 @@ static void describe_target(const struct nsk_record_opts *o, char *buf, size_t l
 	size_t n = 0;
 
 	buf[0] = '\0';
+	if (o->all) {
+		snprintf(buf, len, "all processes");
+		return;
+	}
 	if (o->pid) {
 		char comm[64] = "", path[64];
 		FILE *f;

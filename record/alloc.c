@@ -812,6 +812,7 @@ static int alloc_start(struct nsk_session *s, void **state)
 	st->skel->rodata->ring_bytes = bpf_map__max_entries(st->skel->maps.alloc_events);
 	st->skel->rodata->wake_bytes = bpf_map__max_entries(st->skel->maps.alloc_events) / 4;
 	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
+	st->skel->rodata->nsk_all_but = nsk_session__all_but(s);
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets, nsk_session__targets_fd(s));
 	if (err)
 		goto cleanup;

@@ -39,13 +39,17 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: nusku record [options] -- PROGRAM [ARGS...]\n"
 		"       nusku record [options] -p PID\n"
+		"       nusku record [options] -a\n"
 		"\n"
-		"Record a program, or a running process, into a .nsk file.\n"
+		"Record a program, a running process or every process into a .nsk file.\n"
 		"\n"
 		"  -o, --output FILE        where to write (default nusku.nsk; - is stdout)\n"
 		"  -p, --pid PID            attach to a running process and all its threads\n"
+		"  -a, --all                every process on the machine but the recorder,\n"
+		"                           kernel threads included, until Ctrl-C or -d\n"
 		"  -e, --events LIST        signals to record, comma-separated (default: all\n"
-		"                           but alloc with -p; all is");
+		"                           but alloc with -p; cpu,offcpu with -a, which\n"
+		"                           refuses alloc; all is");
 	for (int i = 0; nsk_signals[i]; i++)
 		fprintf(f, "%s%s", i ? "," : " ", nsk_signals[i]->name);
 	fprintf(f,
@@ -160,6 +164,17 @@ static int check_events(const char *list)
 	return ok;
 }
 
+/* Whether the comma-separated list names one signal. */
+static int has_event(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = list; p; p = strchr(p, ','), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, len) && (p[len] == ',' || !p[len]))
+			return 1;
+	return 0;
+}
+
 /* --keep: a time (1h, 30m, 2d) or a size (500M, 10G). */
 static int parse_keep(const char *arg, struct nsk_record_opts *o)
 {
@@ -195,6 +210,7 @@ int cmd_record(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -236,7 +252,7 @@ int cmd_record(int argc, char **argv)
 	long v;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:p:e:F:d:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:p:ae:F:d:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o.output = optarg;
@@ -248,6 +264,9 @@ int cmd_record(int argc, char **argv)
 			if (errno || *end || v <= 0 || v > INT_MAX)
 				return bad("pid", optarg);
 			o.pid = (int)v;
+			break;
+		case 'a':
+			o.all = 1;
 			break;
 		case 'e':
 			if (!check_events(optarg))
@@ -360,8 +379,19 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "nusku: record: -o - would write a binary recording to the terminal; redirect it or pipe it\n");
 		return 2;
 	}
-	if (!o.pid && !o.argv) {
-		fprintf(stderr, "nusku: record: nothing to record: give -p PID or -- PROGRAM\n");
+	if (o.all && (o.pid || o.argv)) {
+		fprintf(stderr, "nusku: record: -a records every process: no -p PID "
+			"or PROGRAM with it\n");
+		return 2;
+	}
+	if (o.all && o.events && has_event(o.events, "alloc")) {
+		fprintf(stderr, "nusku: record: -a cannot record alloc: its sampler "
+			"is preloaded into a launched program, and uprobes would "
+			"trap every process's malloc\n");
+		return 2;
+	}
+	if (!o.pid && !o.argv && !o.all) {
+		fprintf(stderr, "nusku: record: nothing to record: give -p PID, -a or -- PROGRAM\n");
 		return 2;
 	}
 	if (name && !background) {

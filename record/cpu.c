@@ -211,6 +211,7 @@ static int cpu_load(struct nsk_session *s, void **state)
 		if (v >= 4096 && !(v & (v - 1)))
 			bpf_map__set_max_entries(st->skel->maps.cpu_events, (__u32)v);
 	}
+	st->skel->rodata->nsk_all_but = nsk_session__all_but(s);
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
 				nsk_session__targets_fd(s));
 	if (!err)

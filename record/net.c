@@ -390,6 +390,7 @@ static int net_load(struct nsk_session *s, void **state)
 		goto cleanup;
 	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
 	st->skel->rodata->ncpus = st->ncpus;
+	st->skel->rodata->nsk_all_but = nsk_session__all_but(s);
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets, nsk_session__targets_fd(s));
 	if (err)
 		goto cleanup;

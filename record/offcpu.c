@@ -243,6 +243,7 @@ static int offcpu_load(struct nsk_session *s, void **state)
 	bpf_map__set_max_entries(st->skel->maps.offcpu_events,
 				 nsk_session__ring_bytes((uint64_t)(st->ncpu > 2 ? st->ncpu : 2)
 							 << 21));
+	st->skel->rodata->nsk_all_but = nsk_session__all_but(s);
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
 				nsk_session__targets_fd(s));
 	if (!err)

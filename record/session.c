@@ -121,6 +121,11 @@ int nsk_session__target_pid(const struct nsk_session *s)
 	return (int)s->root;
 }
 
+uint32_t nsk_session__all_but(const struct nsk_session *s)
+{
+	return s->opts.all ? (uint32_t)getpid() : 0;
+}
+
 int nsk_session__targets_fd(const struct nsk_session *s)
 {
 	return s->targets_fd;
@@ -313,7 +318,10 @@ static int write_header(struct nsk_session *s, char *const *nusku_argv)
 	meta(s, "arch", u.machine);
 	join_argv(buf, sizeof(buf), nusku_argv);
 	meta(s, "nusku.cmdline", buf);
-	if (s->launched) {
+	if (s->opts.all) {
+		meta(s, "target.cmdline", "");
+		meta(s, "target.mode", "all");
+	} else if (s->launched) {
 		join_argv(buf, sizeof(buf), s->opts.argv);
 		meta(s, "target.cmdline", buf);
 		meta(s, "target.mode", "launch");
@@ -351,6 +359,15 @@ static int pick_signals(struct nsk_session *s)
 		int want = dflt || !strcmp(ev, "all");
 
 		if (dflt && s->opts.pid > 0 && !strcmp(nsk_signals[i]->name, "alloc"))
+			want = 0;
+		/* -a: CPU and off-CPU, as perf record -a -g and its --off-cpu;
+		 * never alloc (its sampler is preloaded into a launched
+		 * program, its uprobes would trap every process's malloc):
+		 * the CLI refuses it by name, "all" leaves it out */
+		if (s->opts.all && !strcmp(nsk_signals[i]->name, "alloc"))
+			continue;
+		if (dflt && s->opts.all && strcmp(nsk_signals[i]->name, "cpu") &&
+		    strcmp(nsk_signals[i]->name, "offcpu"))
 			want = 0;
 		/* continuous: the signal whose cost its rate bounds to well
 		 * under 1% of a core; not yet alloc (its sampler costs per
@@ -878,7 +895,7 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	s->opts = *opts;
 	s->out_fd = s->targets_fd = s->go_fd = s->pidfd = -1;
 	s->out.fd = -1;
-	s->launched = !opts->pid;
+	s->launched = !opts->pid && !opts->all;
 	s->status_tty = !opts->quiet && isatty(STDERR_FILENO);
 	libbpf_set_print(libbpf_quiet);
 	nsk_heap__bound();

@@ -36,6 +36,8 @@ struct nsk_record_progress {
 struct nsk_record_opts {
 	const char *output;	    /* path, or "-" for stdout */
 	int pid;		    /* attach to this process, 0: launch argv */
+	int all;		    /* -a: every process but the recorder (no
+				     * pid, no argv) */
 	char **argv;		    /* the program to launch */
 	int inherit;		    /* follow fork/clone/exec (default 1) */
 	unsigned int freq_hz;	    /* CPU sampling frequency (default 999) */
@@ -100,6 +102,11 @@ int nsk_session__target_pid(const struct nsk_session *s);
 /* The pid of the launched child (not the program until it execs), or 0
  * when attached to a running process. */
 uint32_t nsk_session__launched(const struct nsk_session *s);
+
+/* -a (every process): the recorder's own tgid, the one process that is not
+ * a target, for each BPF object's rodata nsk_all_but (bpf/target.bpf.h);
+ * 0 when the targets are the map's keys. */
+uint32_t nsk_session__all_but(const struct nsk_session *s);
 
 /* The fd of the shared target map, for bpf_map__reuse_fd() before load. */
 int nsk_session__targets_fd(const struct nsk_session *s);

@@ -782,6 +782,7 @@ static int sc_load(struct nsk_session *s, void **state)
 	st->skel->rodata->launch_tgid = nsk_session__launched(s);
 	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
 	read_names(st);
+	st->skel->rodata->nsk_all_but = nsk_session__all_but(s);
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
 				nsk_session__targets_fd(s));
 	if (err)

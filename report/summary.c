@@ -85,6 +85,20 @@ static const char *info_text(struct nsk_report *rep, const char *key,
 	return buf;
 }
 
+/* A recording of every process (record -a): how many ran, and where each
+ * one's own figures are, since the other views sum them all. */
+static void every_process_note(struct nsk_report *rep, FILE *f)
+{
+	int64_t n;
+
+	if (!query_int(rep, "SELECT count(*) FROM meta WHERE key = 'target.mode' "
+			    "AND value = 'all'"))
+		return;
+	n = query_int(rep, "SELECT count(DISTINCT pid) FROM f_sample");
+	fprintf(f, "# every process (record -a): %" PRId64 " with CPU samples; "
+		"--by process for each, --pid/--comm to narrow\n", n);
+}
+
 /* The warnings about the file itself, one line each, into lines[]. */
 static int file_warnings(struct nsk_report *rep, char lines[][256], int max)
 {
@@ -250,6 +264,7 @@ static void summary_text(struct nsk_report *rep, FILE *f)
 		fprintf(f, " (format %" PRId64 ".%" PRId64 ")", major,
 			nsk_report__info(rep, "format_minor"));
 	fprintf(f, ": %.3f s\n", span_seconds(rep));
+	every_process_note(rep, f);
 	for (unsigned i = 0; i < nsk_schema__nevents; i++) {
 		int64_t all = count_rows(rep, nsk_schema__events[i].table, 0);
 		int64_t sel = count_rows(rep, nsk_schema__events[i].table, 1);

@@ -1,4 +1,4 @@
-/* The CPU views: samples by function, by call path, by thread.  --tree and
+/* The CPU views: samples by function, by call path, by process, by thread.  --tree and
  * --folded of these views use the samples' weights below. */
 #include <errno.h>
 
@@ -57,6 +57,51 @@ static int run_thread(struct nsk_report *rep, const struct nsk_view *v)
 	return nsk_report__emit(rep, v->name, st, h);
 }
 
+/* One row per process: what a recording of every process (record -a) is
+ * first read by, as perf report --sort comm.  Its name is its newest
+ * PROCESS record's (a kernel thread's, or a process the recording only
+ * saw run, its threads' names); top is the function it ran most (self). */
+static int run_process(struct nsk_report *rep, const struct nsk_view *v)
+{
+	static const struct nsk_col_hint h[] = {
+		{ "pct", NULL, NSK_COL_PCT },
+		{ "top_pct", NULL, NSK_COL_PCT },
+		{ "comm", NULL, NSK_COL_FLEX },
+		{ "top_function", NULL, NSK_COL_FLEX },
+		{ NULL, NULL, 0 }
+	};
+	sqlite3_stmt *st;
+
+	st = nsk_report__prepare(rep,
+		"WITH s AS (SELECT pid, stack_id, count(*) AS n, "
+		"min(comm_id) AS comm_id "
+		"FROM f_sample GROUP BY pid, stack_id), "
+		"p AS (SELECT pid, sum(n) AS n, min(comm_id) AS comm_id "
+		"FROM s GROUP BY pid), "
+		"t AS (SELECT total(n) AS total FROM p), "
+		"lf AS (SELECT s.pid, k.leaf_func_id AS fid, sum(s.n) AS n "
+		"FROM s JOIN stack k ON k.id = s.stack_id "
+		"GROUP BY s.pid, k.leaf_func_id), "
+		/* SQLite: the bare column comes from the row of the max */
+		"top AS (SELECT pid, fid, max(n) AS n FROM lf GROUP BY pid) "
+		"SELECT p.n AS samples, round(100.0 * p.n / t.total, 2) AS pct, "
+		"p.pid AS pid, "
+		"(SELECT count(DISTINCT tid) FROM f_sample x WHERE x.pid = p.pid) "
+		"AS threads, "
+		"coalesce((SELECT r.comm FROM process r WHERE r.pid = p.pid "
+		"ORDER BY r.time DESC LIMIT 1), c.name) AS comm, "
+		"fn.name AS top_function, "
+		"round(100.0 * top.n / p.n, 2) AS top_pct "
+		"FROM p JOIN t LEFT JOIN comm c ON c.id = p.comm_id "
+		"LEFT JOIN top ON top.pid = p.pid "
+		"LEFT JOIN func fn ON fn.id = top.fid "
+		"ORDER BY 1 DESC, p.pid LIMIT %ld",
+		rep->opts->limit);
+	if (!st)
+		return -EIO;
+	return nsk_report__emit(rep, v->name, st, h);
+}
+
 const struct nsk_view nsk_view_cpu_function = {
 	.name = "function",
 	.help = "CPU samples per function: self, total (on the stack)",
@@ -70,6 +115,15 @@ const struct nsk_view nsk_view_cpu_stack = {
 	.name = "stack",
 	.help = "CPU samples per call path",
 	.run = nsk_stacks__by_stack,
+	.weights = CPU_WEIGHTS,
+	.unit = "samples",
+	.measure = &cpu_measure,
+};
+
+const struct nsk_view nsk_view_cpu_process = {
+	.name = "process",
+	.help = "CPU samples per process, with the function it ran most",
+	.run = run_process,
 	.weights = CPU_WEIGHTS,
 	.unit = "samples",
 	.measure = &cpu_measure,

@@ -13,6 +13,7 @@ const struct nsk_view *const nsk_views[] = {
 	/* cpu */
 	&nsk_view_cpu_function,
 	&nsk_view_cpu_stack,
+	&nsk_view_cpu_process,
 	&nsk_view_cpu_thread,
 	/* alloc */
 	&nsk_view_alloc_site,

@@ -7,6 +7,7 @@
 /* cpu (view_cpu.c) */
 extern const struct nsk_view nsk_view_cpu_function;
 extern const struct nsk_view nsk_view_cpu_stack;
+extern const struct nsk_view nsk_view_cpu_process;
 extern const struct nsk_view nsk_view_cpu_thread;
 /* alloc (view_alloc.c) */
 extern const struct nsk_view nsk_view_alloc_site;

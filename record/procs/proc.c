@@ -189,7 +189,10 @@ static struct nsk_aspace *replace_program(struct nsk_proc *p, struct nsk_aspace 
  * with none of the old mappings. */
 static void kernel_exec(struct nsk_session *s, const struct nsk_proc_item *it)
 {
-	struct nsk_proc *p = nsk_proc__get(s, it->map.pid, !s->kernel_maps_all);
+	/* -a: every process but ours is followed, heard of yet or not */
+	int follow = !s->kernel_maps_all ||
+		     (s->opts.all && it->map.pid != nsk_session__all_but(s));
+	struct nsk_proc *p = nsk_proc__get(s, it->map.pid, follow);
 	struct nsk_aspace *as;
 
 	/* Not a process we follow (the records cover only what we follow,
@@ -480,6 +483,8 @@ static int open_kernel_maps(struct nsk_session *s, struct nsk_mmap_events **mev)
 	*mev = NULL;
 	if (getenv("NUSKU_NO_KERNEL_MAPS")) /* tests of the older way */
 		return -ECANCELED;
+	if (s->opts.all) /* every task, per CPU */
+		return nsk_mmap_events__open(NULL, 0, 0, mev);
 	if (s->launched)
 		return nsk_mmap_events__open(&s->root, 1, s->opts.inherit, mev);
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)s->root);
@@ -546,6 +551,7 @@ int nsk_proc__start(struct nsk_session *s)
 					 strerror(errno));
 	s->proc_skel = (struct proc_bpf *)skel;
 	skel->rodata->inherit = s->opts.inherit ? 1 : 0;
+	skel->rodata->nsk_all_but = nsk_session__all_but(s);
 	err = bpf_map__reuse_fd(skel->maps.nsk_targets, s->targets_fd);
 	if (!err)
 		err = proc_bpf__load(skel);

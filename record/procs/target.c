@@ -1,5 +1,5 @@
 /* Target control: launch a program so that its first instruction is
- * observed, or attach to a running process.
+ * observed, attach to a running process, or record them all (-a).
  *
  * A launched program is forked at once but waits on a pipe; the recorder
  * puts its pid in the target map, starts every probe, and only then writes
@@ -7,7 +7,11 @@
  * for (the allocation sampler's LD_PRELOAD).  If anything fails before that, closing the
  * pipe makes the child exit without running the program.  A pidfd tells
  * the event loop when the target ended, for a child or a stranger alike.
+ * With -a there is no target to end: key 0 of the map turns every process
+ * into one (bpf/target.bpf.h), the processes already running are read from
+ * /proc once the probes are in, and the recording ends on a signal or -d.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -254,9 +258,55 @@ static int attach(struct nsk_session *s)
 	return add_target(s, pid);
 }
 
+/* -a: every process, from the moment the probes attach. */
+static int all(struct nsk_session *s)
+{
+	__u32 key = 0;
+	__u8 on = 1;
+
+	if (bpf_map_update_elem(s->targets_fd, &key, &on, BPF_ANY))
+		return nsk_session__fail(s, -errno, "cannot switch the target map "
+					 "to every process: %s", strerror(errno));
+	return 0;
+}
+
 int nsk_target__prepare(struct nsk_session *s)
 {
+	if (s->opts.all)
+		return all(s);
 	return s->launched ? launch(s) : attach(s);
+}
+
+/* -a: the processes running now, kernel threads included (their CPU
+ * samples are theirs), the recorder left out.  Process tracking is on, so
+ * one that starts from here is told of by its fork; the events already
+ * waiting are handled first, and a pid already known is not told of
+ * twice.  One that exits during the scan is simply not there. */
+static int announce_all(struct nsk_session *s)
+{
+	uint64_t now = nsk_session__now();
+	uint32_t self = (uint32_t)getpid();
+	struct dirent *de;
+	DIR *d;
+
+	nsk_proc__sync(s);
+	d = opendir("/proc");
+	if (!d)
+		return nsk_session__fail(s, -errno, "cannot list /proc: %s",
+					 strerror(errno));
+	while ((de = readdir(d)) && !s->err) {
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+
+		if (*end || !pid || pid == self || pid > UINT32_MAX ||
+		    nsk_proc__get(s, (uint32_t)pid, 0))
+			continue;
+		/* gone meanwhile, or its maps unreadable: what can be
+		 * named of it is */
+		(void)nsk_proc__announce(s, (uint32_t)pid, 0, NSK_PROC_ATTACHED, now);
+	}
+	closedir(d);
+	return s->err;
 }
 
 int nsk_session__launch_env(struct nsk_session *s, const char *name,
@@ -285,6 +335,8 @@ int nsk_target__release(struct nsk_session *s)
 	uint32_t len;
 	int err;
 
+	if (s->opts.all)
+		return announce_all(s);
 	if (!s->launched)
 		return nsk_proc__announce(s, (uint32_t)s->root, 0,
 					  NSK_PROC_ATTACHED, now);
