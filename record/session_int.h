@@ -38,6 +38,7 @@ struct nsk_loss {
 struct nsk_proc {
 	uint32_t pid, ppid;
 	int exited;
+	uint64_t exit_at; /* -a: when, for its release (procs/proc.c) */
 	struct nsk_aspace *as; /* newest program; ->older before */
 };
 
@@ -72,6 +73,13 @@ struct nsk_session {
 	struct nsk_intern *proc_index;
 	struct nsk_proc **procs;
 	size_t nprocs;
+	/* -a: processes gone, oldest first, whose address spaces are let go
+	 * EXITED_GRACE_NS after their exit (procs/proc.c) */
+	struct nsk_exited {
+		uint32_t pid;
+		uint64_t at;
+	} *exited;
+	size_t exited_head, exited_n, exited_cap;
 	struct proc_bpf *proc_skel;
 	int proc_lost_fd;
 	uint64_t proc_lost_seen;

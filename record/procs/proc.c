@@ -68,6 +68,8 @@ void nsk_proc__free_all(struct nsk_session *s)
 	}
 	free(s->procs);
 	s->procs = NULL;
+	free(s->exited);
+	s->exited = NULL;
 	s->nprocs = 0;
 	nsk_intern__free(s->proc_index);
 	s->proc_index = NULL;
@@ -407,6 +409,54 @@ static int32_t exit_code(int32_t st)
 	return (st >> 8) & 0xff;
 }
 
+/* -a: a machine runs processes without end (a build starts thousands a
+ * minute), so what the recorder keeps of one that exited must go: its
+ * address space (maps, and through them modules' references), once every
+ * record taken before its exit has surely been resolved.  Records wait in
+ * the spill at most a few seconds behind the process events, which are
+ * handled first; one that comes later still is resolved as a process
+ * whose maps are gone (unresolved frames, counted).  What stays is the
+ * pid's slot in the table, reused by the next process with that pid.
+ * A targeted recording keeps them: its processes are few. */
+#define EXITED_GRACE_NS 10000000000ull
+
+static void remember_exit(struct nsk_session *s, uint32_t pid, uint64_t at)
+{
+	if (!s->opts.all)
+		return;
+	if (s->exited_head && s->exited_head >= s->exited_n / 2) {
+		memmove(s->exited, s->exited + s->exited_head,
+			(s->exited_n - s->exited_head) * sizeof(*s->exited));
+		s->exited_n -= s->exited_head;
+		s->exited_head = 0;
+	}
+	if (s->exited_n == s->exited_cap) {
+		size_t cap = s->exited_cap ? s->exited_cap * 2 : 256;
+		struct nsk_exited *v = realloc(s->exited, cap * sizeof(*v));
+
+		if (!v)
+			return; /* kept, then: only memory */
+		s->exited = v;
+		s->exited_cap = cap;
+	}
+	s->exited[s->exited_n++] = (struct nsk_exited){ pid, at };
+}
+
+static void release_exited(struct nsk_session *s, uint64_t now)
+{
+	while (s->exited_head < s->exited_n &&
+	       s->exited[s->exited_head].at + EXITED_GRACE_NS < now) {
+		struct nsk_exited *x = &s->exited[s->exited_head++];
+		struct nsk_proc *p = nsk_proc__get(s, x->pid, 0);
+
+		/* the pid may be a new process's by now: only this exit's */
+		if (p && p->exited && p->exit_at == x->at && p->as) {
+			nsk_aspace__put(p->as);
+			p->as = NULL;
+		}
+	}
+}
+
 static void handle(struct nsk_session *s, const struct nsk_proc_item *it)
 {
 	const struct nsk_ev_proc *e = &it->ev;
@@ -461,8 +511,11 @@ static void handle(struct nsk_session *s, const struct nsk_proc_item *it)
 				s->sink.emit(s->sink.ctx, &rec);
 			}
 			p = nsk_proc__get(s, e->pid, 0);
-			if (p)
+			if (p) {
 				p->exited = 1;
+				p->exit_at = e->time;
+				remember_exit(s, e->pid, e->time);
+			}
 		}
 		break;
 	}
@@ -603,6 +656,7 @@ void nsk_proc__poll(struct nsk_session *s, int final)
 
 	if (!s->proc_skel || ncpu <= 0)
 		return;
+	release_exited(s, nsk_session__now());
 	v = calloc((size_t)ncpu, sizeof(*v));
 	if (v && !bpf_map_lookup_elem(s->proc_lost_fd, &zero, v))
 		for (int i = 0; i < ncpu; i++)
