@@ -250,6 +250,18 @@ START_TEST(thread_view)
 }
 END_TEST
 
+/* By construction (synth.c): pid 100 has 95 samples on two threads, 40
+ * of them in hot_a; pid 200 has 5, 3 in hot_a and 2 on a stack never
+ * defined. */
+START_TEST(process_view)
+{
+	run("process", 0);
+	ck_assert_str_eq(out, "samples,pct,pid,threads,comm,top_function,top_pct\n"
+			 "95,95,100,2,cpu_hot,hot_a,42.11\n"
+			 "5,5,200,1,other,hot_a,60\n");
+}
+END_TEST
+
 START_TEST(json_keys)
 {
 	static const char *const keys[] = {
@@ -587,6 +599,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, tree);
 	tcase_add_test(tc, filters);
 	tcase_add_test(tc, thread_view);
+	tcase_add_test(tc, process_view);
 	tcase_add_test(tc, json_keys);
 	tcase_add_test(tc, json_bytes);
 	tcase_add_test(tc, text_summary);
