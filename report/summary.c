@@ -96,7 +96,7 @@ static void every_process_note(struct nsk_report *rep, FILE *f)
 		return;
 	n = query_int(rep, "SELECT count(DISTINCT pid) FROM f_sample");
 	fprintf(f, "# every process (record -a): %" PRId64 " with CPU samples; "
-		"--by process for each, --pid/--comm to narrow\n", n);
+		"see --by process\n", n);
 }
 
 /* The warnings about the file itself, one line each, into lines[]. */
