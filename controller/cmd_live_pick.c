@@ -36,6 +36,7 @@ static int no_target(int argc, char **argv)
 		if (!strcmp(a, "--") || !strcmp(a, "-") || !strcmp(a, "-h") ||
 		    !strcmp(a, "--help") || !strcmp(a, "--snapshot") ||
 		    !strcmp(a, "--pid") || !strncmp(a, "--pid=", 6) ||
+		    !strcmp(a, "-a") || !strcmp(a, "--all") ||
 		    (a[0] == '-' && a[1] == 'p'))
 			return 0;
 		if (a[0] != '-')

@@ -48,6 +48,7 @@ static void usage(FILE *f)
 		"                                        (nusku sessions; q leaves it running)\n"
 		"       nusku live [options] -            read a recording from a pipe\n"
 		"       nusku live [options] -p PID       record a running process and show it\n"
+		"       nusku live [options] -a           record every process and show it\n"
 		"       nusku live [options] -- CMD ARGS  launch, record and show\n"
 		"       nusku live --ssh [user@]host [options] (-p PID | -- CMD ARGS)\n"
 		"       nusku live --ssh [user@]host [options] (FILE | NAME)  one there\n"
@@ -173,6 +174,7 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
 		{ "top", required_argument, NULL, O_TOP },
 		{ "window", required_argument, NULL, O_WINDOW },
 		{ "view", required_argument, NULL, O_VIEW },
@@ -208,7 +210,7 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:i:n:p:e:F:d:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:i:n:p:ae:F:d:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;
@@ -226,6 +228,9 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 			if (parse_num(optarg, 1, 1 << 30, &v) < 0)
 				goto bad_value;
 			o->pid = (int)v;
+			break;
+		case 'a':
+			o->all = 1;
 			break;
 		case O_TOP:
 			if (parse_num(optarg, 1, 1000, &v) < 0)
@@ -302,6 +307,11 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 			"to record, not both\n");
 		return 2;
 	}
+	if (o->all && (o->input || o->pid || o->cmd)) {
+		fprintf(stderr, "nusku live: -a records every process: no FILE, "
+			"-p or command with it\n");
+		return 2;
+	}
 	if (o->input && o->pid) {
 		fprintf(stderr, "nusku live: give a recording, or -p/-- "
 			"to record one, not both\n");
@@ -320,7 +330,7 @@ static int parse(int argc, char **argv, struct nsk_live_opts *o)
 	if (o->input && !o->ssh_host &&
 	    (resolve_session(o) < 0 || resolve_dir(o) < 0))
 		return 2;
-	if (!o->input && !o->pid && !o->cmd) {
+	if (!o->input && !o->pid && !o->cmd && !o->all) {
 		fprintf(stderr, "nusku live: nothing to show: give FILE, '-', "
 			"-p PID or -- CMD; see 'nusku live --help'\n");
 		return 2;

@@ -32,6 +32,7 @@ struct nsk_live_opts {
 	int nrecord_args;
 	char **cmd;		  /* after --: the program to launch */
 	int pid;		  /* -p: attach */
+	int all;		  /* -a: every process (nusku record -a) */
 	double interval_s;	  /* redraw / snapshot period (default 1) */
 	double window_s;	  /* the views' "last window" (default 1) */
 	long count;		  /* snapshots to print, 0: until the end */

@@ -288,7 +288,7 @@ int nsk_live_source__open(const struct nsk_live_opts *o,
 	} else if (!o->input) {
 		s->kind = SRC_CHILD;
 		snprintf(s->name, sizeof(s->name), "record %s",
-			 o->pid > 0 ? "-p" : o->cmd[0]);
+			 o->all ? "-a" : o->pid > 0 ? "-p" : o->cmd[0]);
 		if (o->pid > 0)
 			snprintf(s->name, sizeof(s->name), "record -p %d",
 				 o->pid);

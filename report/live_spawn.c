@@ -73,6 +73,8 @@ static void push_record_words(struct argv_buf *a, const struct nsk_live_opts *o)
 	push(a, "-");
 	for (int i = 0; i < o->nrecord_args; i++)
 		push(a, o->record_args[i]);
+	if (o->all)
+		push(a, "-a");
 	if (o->pid > 0) {
 		snprintf(pid, sizeof(pid), "%d", o->pid);
 		push(a, "-p");

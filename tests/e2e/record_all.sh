@@ -187,6 +187,12 @@ grep -q '^meta cpu.freq_hz 49$' "$TMPD/seg.dump" || fail "continuous -a is not a
 check_pids "$TMPD/cp.json" $A $B $R 1000000
 echo "ok: --continuous -a: $n segments, both processes in report DIR"
 
+# ---- nusku live -a: a snapshot of the whole machine ----------------------------
+"$NUSKU" live -a -e cpu -d 2 --snapshot -n 1 >"$TMPD/live.txt" 2>"$TMPD/live.err" ||
+	fail "live -a exited $?: $(cat "$TMPD/live.err")"
+grep -q 'record -a' "$TMPD/live.txt" || fail "live -a: $(head -5 "$TMPD/live.txt")"
+echo "ok: live -a shows a snapshot of record -a"
+
 # ---- a background session of every process -------------------------------------
 cd "$TMPD" || fail "cd $TMPD"
 "$NUSKU" record --background --name allbg -a -e cpu >"$TMPD/bg.out" 2>"$TMPD/bg.err" ||
