@@ -18,6 +18,10 @@
 #include "record/procs/mmap_events.h"
 
 #define DATA_PAGES 32 /* 128 KiB per CPU: thousands of exec-time mappings */
+/* Watching every task (record -a, or a process of many threads): the
+ * records of the whole machine, where a build execs hundreds of programs
+ * a second; 512 KiB per CPU, perf record's own default */
+#define DATA_PAGES_EVERYONE 128
 #define MAX_THREADS 1024 /* beyond this, watch the machine and filter */
 
 struct cpu_buf {
@@ -125,7 +129,8 @@ int nsk_mmap_events__open(const pid_t *pids, size_t n, int inherit,
 			if (cb->fd < 0) {
 				void *p;
 
-				cb->data_size = DATA_PAGES * e->page;
+				cb->data_size = (e->everyone ? DATA_PAGES_EVERYONE
+							     : DATA_PAGES) * e->page;
 				p = mmap(NULL, e->page + cb->data_size, PROT_READ | PROT_WRITE,
 					 MAP_SHARED, fd, 0);
 				if (p == MAP_FAILED) {

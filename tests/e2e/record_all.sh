@@ -95,13 +95,16 @@ orphans="$A"
 R=$!
 orphans="$orphans $R"
 wait_for_meta "$TMPD/all.nsk" events
-"$WORKLOADS/cpu_split" 30 2 >/dev/null &
-B=$!
-wait $B || fail "cpu_split exited $?"
-# and 30 programs gone a millisecond after their exec (short_lived.c)
+# 30 programs gone a millisecond after their exec (short_lived.c), first:
+# what the recorder has not written 300 ms after the stop signal is
+# counted as lost (record.stop), and behind a storm of other processes'
+# records that could be their samples, if they came last
 for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30; do
 	"$WORKLOADS/short_lived" || fail "short_lived exited $?"
 done
+"$WORKLOADS/cpu_split" 30 2 >/dev/null &
+B=$!
+wait $B || fail "cpu_split exited $?"
 kill -INT $R
 wait $R || fail "record -a exited $?: $(cat "$TMPD/rec.err")"
 kill $A
@@ -131,15 +134,33 @@ case "$how" in *forked*|*execed*) ;; *) fail "cpu_split announced as '$how'" ;; 
 "$NUSKU" report "$TMPD/all.nsk" 2>&1 | grep -q '^# every process (record -a): ' ||
 	fail "the report does not say it is of every process"
 # short_lived burns 1 ms of CPU in burn each run, 30 ms in all: about 30
-# samples (10 at least); none of its samples has a frame left unnamed
+# samples (10 at least) named burn, unless the recorder lost CPU samples
+# or mapping records (a loaded machine is all recorded: another program's
+# storm fills the rings, and what is lost is counted; once here 4,425
+# events with 5,061 frames unnamed); none of its samples has a frame left
+# unnamed, unless mapping or process records were lost
+loss=$(sql "$TMPD/all.nsk" "SELECT group_concat(source || ':' || n, ' ') FROM
+	(SELECT source, sum(count) AS n FROM loss GROUP BY source)")
+echo "losses: ${loss:-none}"
 set -- $("$NUSKU" report --comm short_lived --format csv --sql "SELECT
-	sum(f.name = 'burn'), sum(EXISTS (SELECT 1 FROM stack_func sf
+	count(*), total(f.name = 'burn'), total(EXISTS (SELECT 1 FROM stack_func sf
 	JOIN func u ON u.id = sf.func_id WHERE sf.stack_id = s.stack_id AND
 	u.unresolved = 1)) FROM f_sample s JOIN stack k ON k.id = s.stack_id
 	JOIN func f ON f.id = k.leaf_func_id" "$TMPD/all.nsk" | tail -1 | tr , ' ')
-[ "${1:-0}" -ge 10 ] || fail "short_lived: ${1:-0} samples in burn, want about 30"
-[ "${2:-1}" = 0 ] || fail "short_lived: $2 samples with an unnamed frame"
-echo "ok: short_lived x 30: $1 samples in burn, every frame named"
+burn=${2%.0} unnamed=${3%.0}
+case " $loss" in
+*\ cpu.*|*\ record.*|*\ proc.*)
+	echo "ok: short_lived x 30: $burn samples in burn (CPU samples or mapping records were lost: not counted)" ;;
+*)
+	[ "${burn:-0}" -ge 10 ] || fail "short_lived: ${burn:-0} samples in burn, want about 30"
+	echo "ok: short_lived x 30: $burn samples in burn" ;;
+esac
+case " $loss" in
+*\ proc.*) echo "ok: mapping records were lost: unnamed frames not counted" ;;
+*)
+	[ "${unnamed:-1}" = 0 ] || fail "short_lived: $unnamed of $1 samples with an unnamed frame"
+	echo "ok: short_lived: none of its $1 samples has an unnamed frame" ;;
+esac
 echo "ok: record -a: cpu_hot $A and cpu_split $B named, recorder $R absent"
 
 # ---- --continuous DIR -a -------------------------------------------------------
