@@ -87,6 +87,23 @@ sql() {
 	"$NUSKU" report --format csv --sql "$2" "$1" 2>/dev/null | tail -1
 }
 
+# caught_up FILE|DIR A B: until what the recorder wrote holds a sample of A
+# (still running) taken after B exited: the CPU samples go through one
+# ring in order, so every sample of B is written by then.  A recorder
+# behind a storm (an ASan build, someone's chromium to symbolize) would
+# otherwise still hold them at the stop signal, and what it has not
+# written 300 ms later is counted as lost (record.stop).  A wait, at most
+# 300 s, not a measurement.
+caught_up() {
+	i=0
+	until [ "$(sql "$1" "SELECT (SELECT max(time) FROM sample WHERE pid = $2) >
+		(SELECT min(time) FROM exit WHERE pid = $3)")" = 1 ]; do
+		i=$((i + 1))
+		[ $i -le 600 ] || fail "$1: no sample of $2 after $3 exited, in 300 s"
+		sleep 0.5
+	done
+}
+
 # ---- one recording of every process ------------------------------------------
 "$WORKLOADS/cpu_hot" 600 >/dev/null &
 A=$!
@@ -105,6 +122,7 @@ done
 "$WORKLOADS/cpu_split" 30 2 >/dev/null &
 B=$!
 wait $B || fail "cpu_split exited $?"
+caught_up "$TMPD/all.nsk" $A $B
 kill -INT $R
 wait $R || fail "record -a exited $?: $(cat "$TMPD/rec.err")"
 kill $A
@@ -181,6 +199,7 @@ wait_for_meta "$D/$seg" events
 "$WORKLOADS/cpu_split" 30 2 >/dev/null &
 B=$!
 wait $B || fail "cpu_split exited $?"
+caught_up "$D" $A $B
 # at least two segments closed, so the processes span segments
 i=0
 until [ "$(ls "$D" | grep -v open | grep -c '^nusku-')" -ge 2 ]; do
