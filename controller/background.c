@@ -347,6 +347,7 @@ int nsk_sessions__start_background(struct nsk_record_opts *opts,
 	opts->output = b.st.file;
 	opts->quiet = 1;
 	describe_target(opts, b.st.target, sizeof(b.st.target));
+	b.st.all = opts->all;
 	{
 		struct timespec ts;
 

@@ -76,8 +76,8 @@ int nsk_session_state__write(int dirfd, struct nsk_session_state *st)
 	fprintf(f, "nusku-session=1\n");
 	put_str(f, "name", st->name);
 	put_str(f, "phase", phase_names[st->phase >= 0 && st->phase <= 3 ? st->phase : 0]);
-	fprintf(f, "pid=%d\npid_start=%llu\ntarget_pid=%d\n", st->pid, st->pid_start,
-		st->target_pid);
+	fprintf(f, "pid=%d\npid_start=%llu\ntarget_pid=%d\nall=%d\n", st->pid,
+		st->pid_start, st->target_pid, st->all);
 	put_str(f, "target", st->target);
 	put_str(f, "signals", st->signals);
 	put_str(f, "file", st->file);
@@ -174,6 +174,8 @@ static void set(struct nsk_session_state *st, const char *k, char *v)
 		st->pid_start = strtoull(v, NULL, 10);
 	} else if (!strcmp(k, "target_pid")) {
 		st->target_pid = atoi(v);
+	} else if (!strcmp(k, "all")) {
+		st->all = atoi(v) == 1;
 	} else if (!strcmp(k, "started")) {
 		st->started = strtod(v, NULL);
 	} else if (!strcmp(k, "updated")) {

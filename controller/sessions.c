@@ -209,7 +209,8 @@ void nsk_sessions__of_pid(const struct nsk_session_info *v, int n, int pid,
 
 	buf[0] = '\0';
 	for (int i = 0; i < n && pid > 0; i++) {
-		if (v[i].st.target_pid != pid || (v[i].status != NSK_SESSION_RUNNING &&
+		if ((!v[i].st.all && v[i].st.target_pid != pid) ||
+		    (v[i].status != NSK_SESSION_RUNNING &&
 						   v[i].status != NSK_SESSION_STARTING))
 			continue;
 		size_t need = strlen(v[i].st.name) + (used ? 1 : 0);
@@ -335,7 +336,8 @@ static void print_json(FILE *f, const struct nsk_session_info *v, int n)
 		fprintf(f, "%s\n{\"name\":", i ? "," : "");
 		nsk_out__json_str(f, s->st.name);
 		json_kv(f, "state", nsk_session_status__name(s->status));
-		fprintf(f, ",\"pid\":%d,\"target_pid\":%d", s->st.pid, s->st.target_pid);
+		fprintf(f, ",\"pid\":%d,\"target_pid\":%d,\"all\":%s", s->st.pid,
+			s->st.target_pid, s->st.all ? "true" : "false");
 		json_kv(f, "target", s->st.target);
 		json_kv(f, "signals", s->st.signals);
 		json_kv(f, "file", s->st.file);

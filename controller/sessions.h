@@ -46,6 +46,7 @@ struct nsk_session_state {
 	int pid;		     /* the recorder */
 	unsigned long long pid_start; /* its start, /proc/PID/stat field 22 */
 	int target_pid;		     /* launched or attached (0: not yet) */
+	int all;		     /* record -a: every process is its target */
 	char target[512];	     /* "pid 1234 (comm)" or the command line */
 	char signals[256];	     /* comma-separated */
 	char file[4096];	     /* the recording, absolute */

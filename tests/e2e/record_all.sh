@@ -243,6 +243,14 @@ import json, sys
 rows = [r for r in json.load(open(sys.argv[1])) if r["name"] == "allbg"]
 assert rows and rows[0]["target"] == "all processes", rows
 assert rows[0]["state"] == "running", rows
+assert rows[0]["all"] is True, rows
+PY
+# every process is recorded by it: ps says so on this shell's row too
+"$NUSKU" ps --format json >"$TMPD/ps.json" || fail "ps --format json"
+python3 - "$TMPD/ps.json" $$ <<'PY' || fail "ps: this shell's row does not name allbg"
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1])) if r["pid"] == int(sys.argv[2])]
+assert rows and "allbg" in rows[0]["sessions"], rows
 PY
 "$NUSKU" stop --timeout 60 allbg >/dev/null || fail "stop allbg"
 "$NUSKU" info "$TMPD/allbg.nsk" >"$TMPD/info.txt" || fail "info allbg.nsk"
