@@ -24,6 +24,22 @@ if [ -n "$missing" ]; then
 	apt-get install -y -qq --no-install-recommends $missing
 fi
 
+# A real reader of export --format chrome for tests/e2e/export_chrome_reader.sh:
+# speedscope's web app, pinned, from the npm registry into tests/readers.
+# Optional: without npm or the registry the test skips, set-up goes on.
+SPEEDSCOPE=speedscope@1.25.0
+if [ "$(head -n 1 tests/readers/node_modules/speedscope/dist/release/release.txt \
+	2>/dev/null)" != "$SPEEDSCOPE" ]; then
+	if command -v npm >/dev/null &&
+		timeout 300 npm install --prefix tests/readers --no-save --no-audit --no-fund \
+			--fetch-retries=1 --fetch-timeout=30000 "$SPEEDSCOPE" >/dev/null 2>&1; then
+		echo "setup.sh: installed $SPEEDSCOPE in tests/readers"
+	else
+		echo "setup.sh: note: could not install $SPEEDSCOPE with npm;" \
+			"tests/e2e/export_chrome_reader.sh will skip" >&2
+	fi
+fi
+
 [ -x configure ] || autoreconf -fi
 ./configure --enable-werror "$@"
 make -j"$(nproc)"

@@ -25,11 +25,12 @@
  * syscall track (a call that starts before the previous one ended is cut
  * to start at its end; its real duration stays in args).
  *
- * Timestamps are microseconds with three decimals (exact ns) from the
+ * Timestamps are microseconds on a grid of 1/1024 us (nsk_track__ticks:
+ * finer than a ns, and doubles, so a reader's ts + dur is exact) from the
  * recording's start, whose CLOCK_MONOTONIC time otherData.ts_zero_ns
- * gives: readers take ts as a double, exact to the ns only below 2^53 ns,
- * which the monotonic clock passes after 104 days of uptime, and a slice
- * whose start or end is rounded may no longer nest.  Every key comes before "args", "ts" second,
+ * gives: readers take ts as a double, exact only below 2^53, which the
+ * raw monotonic clock passes after days of uptime, and a slice whose
+ * start or end is rounded may no longer nest.  Every key comes before "args", "ts" second,
  * and no event holds an array: older Perfetto tokenizers scan an event's
  * keys in order for "ts" and refuse arrays and \u escapes on the way.
  * Every string from the recording is JSON-escaped (nsk_out__json_str). */
@@ -91,14 +92,22 @@ static void head(const struct chrome *c, FILE *f, char ph, int64_t ts,
 		 int64_t dur, int64_t pid, int64_t tid, const char *name,
 		 const char *cat)
 {
-	fprintf(f, "{\"ph\":\"%c\",\"ts\":", ph);
-	/* from the start: readers parse ts as a double, exact in ns only
-	 * below 2^53 ns (104 days of uptime); unsigned, as a hostile file's
+	/* from the start: readers parse ts as a double, exact only below
+	 * 2^53 (ticks of 1/1024 us: 101 days); unsigned, as a hostile file's
 	 * times may be far apart */
-	nsk_track__us(f, (int64_t)((uint64_t)ts - (uint64_t)c->t0));
+	int64_t a = (int64_t)((uint64_t)ts - (uint64_t)c->t0);
+	int64_t ta = nsk_track__ticks(a);
+
+	fprintf(f, "{\"ph\":\"%c\",\"ts\":", ph);
+	nsk_track__us(f, ta);
 	if (dur >= 0) {
+		/* the end on the grid, less the start: ts + dur is exactly
+		 * where the next slice at that depth starts */
+		uint64_t d = (uint64_t)nsk_track__ticks(nsk_xadd(a, dur)) -
+			     (uint64_t)ta;
+
 		fputs(",\"dur\":", f);
-		nsk_track__us(f, dur);
+		nsk_track__us(f, d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d);
 	}
 	fprintf(f, ",\"pid\":%lld,\"tid\":%lld", (long long)pid, (long long)tid);
 	key_str(f, "name", name);
@@ -337,10 +346,10 @@ static void meta(struct chrome *c, const char *what, int64_t pid,
 static int processes(struct chrome *c)
 {
 	sqlite3_stmt *st = nsk_report__prepare(c->rep,
-		"SELECT pid, " NSK_PROCESS_NAME("pid") " FROM (SELECT pid FROM "
-		"f_sample UNION SELECT pid FROM f_offcpu UNION SELECT pid FROM "
-		"f_syscall_slow UNION SELECT pid FROM f_retransmit UNION SELECT "
-		"pid FROM f_alloc) ORDER BY pid");
+		"SELECT u.pid, " NSK_PROCESS_NAME("u.pid") " FROM (SELECT pid "
+		"FROM f_sample UNION SELECT pid FROM f_offcpu UNION SELECT pid "
+		"FROM f_syscall_slow UNION SELECT pid FROM f_retransmit UNION "
+		"SELECT pid FROM f_alloc) u ORDER BY u.pid");
 	int rc;
 
 	if (!st)

@@ -78,11 +78,30 @@ void nsk_track__release(struct nsk_track *t)
 	memset(t, 0, sizeof(*t));
 }
 
-void nsk_track__us(FILE *f, int64_t ns)
+int64_t nsk_track__ticks(int64_t ns)
 {
 	/* the magnitude as unsigned: -INT64_MIN does not fit */
 	uint64_t m = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	/* m * 1024 / 1000 = m * 128 / 125, without overflowing m * 128 */
+	uint64_t q = m / 125, r = m % 125, t;
 
-	fprintf(f, "%s%llu.%03llu", ns < 0 ? "-" : "",
-		(unsigned long long)(m / 1000), (unsigned long long)(m % 1000));
+	t = q > (uint64_t)INT64_MAX / 128 ? (uint64_t)INT64_MAX :
+		q * 128 + (r * 128 + 62) / 125;
+	if (t > (uint64_t)INT64_MAX)
+		t = (uint64_t)INT64_MAX;
+	return ns < 0 ? -(int64_t)t : (int64_t)t;
+}
+
+void nsk_track__us(FILE *f, int64_t ticks)
+{
+	uint64_t m = ticks < 0 ? -(uint64_t)ticks : (uint64_t)ticks;
+	/* 1/1024 = 0.0009765625: ten decimals, exact */
+	char frac[16];
+	int n = snprintf(frac, sizeof(frac), "%010llu",
+			 (unsigned long long)((m & 1023) * 9765625));
+
+	while (n > 3 && frac[n - 1] == '0') /* at least 3, as ns were */
+		frac[--n] = 0;
+	fprintf(f, "%s%llu.%s", ticks < 0 ? "-" : "",
+		(unsigned long long)(m >> 10), frac);
 }

@@ -38,7 +38,17 @@ int nsk_track__end(struct nsk_track *t);
 int nsk_track__flush(struct nsk_track *t, FILE *f, int *first);
 void nsk_track__release(struct nsk_track *t);
 
-/* ns as microseconds with three decimals ("12.345"), exact. */
-void nsk_track__us(FILE *f, int64_t ns);
+/* Time on a binary grid: ns as a count of 1/1024 us, to the nearest
+ * (saturated).  The grid is finer than 1 ns, so distinct ns stay distinct
+ * and in order, and a reader that parses ts and dur as doubles
+ * holds them exactly (below 2^53 ticks: 101 days from the start), so the
+ * ts + dur it computes for a slice is the ts of the one that starts where
+ * it ends.  Three decimals of ns are not doubles (0.380 has none), and
+ * speedscope's ts + dur came out past the next slice's start, which it
+ * then took for a child and mis-nested. */
+int64_t nsk_track__ticks(int64_t ns);
+/* ticks as microseconds, an exact decimal of at least 3 places
+ * ("12.3798828125", "-1.500", "7.000"). */
+void nsk_track__us(FILE *f, int64_t ticks);
 
 #endif

@@ -188,7 +188,9 @@ const struct nsk_load_select *nsk_filter__select(const struct nsk_report_opts *o
 
 /* The name of process PID (SQL over an expression): its latest name in
  * the process table, else its main thread's, else "[pid N]"; a ';' (the
- * folded form's separator) becomes ':'. */
+ * folded form's separator) becomes ':'.  PID must be qualified (u.pid):
+ * a bare "pid" inside the subqueries is the process row's own, so every
+ * process would take the name of the latest one. */
 #define NSK_PROCESS_NAME(pid)                                               \
 	"replace(coalesce((SELECT comm FROM process x WHERE x.pid = " pid     \
 	" ORDER BY x.time DESC LIMIT 1), (SELECT name FROM thread y WHERE "   \

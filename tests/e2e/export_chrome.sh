@@ -3,8 +3,8 @@
 # python3, against answers known by construction:
 #   structure  every event has ph and name; "ts" is the second key of
 #              every timed event and no event holds an array (what older
-#              Perfetto tokenizers need); ts and dur are exact decimals of
-#              ns; per track (pid, tid) the X slices come sorted and nest:
+#              Perfetto tokenizers need); ts and dur are multiples of
+#              1/1024 us (exact doubles: a reader's ts + dur is exact); per track (pid, tid) the X slices come sorted and nest:
 #              each starts at or after its parent and ends at or before it;
 #              every track is named by a thread_name M event, every pid by
 #              a process_name one
@@ -13,7 +13,9 @@
 #              whose durations sum to the workload's own measure -15%..+15%;
 #              lock_victim's lock slices name lock_holder as the waker; the
 #              off-CPU slices of the file are the recording's offcpu rows
-#              (the same count, by --sql); a track has on-CPU frame slices
+#              (the same count, by --sql); a track has on-CPU frame slices;
+#              the sleeper's process is named blocking (not after another
+#              process: its children are forked as pipe_reader)
 #   syscalls   (tests/workloads/syscalls) the main thread's syscall track
 #              holds the 2 slow clock_nanosleeps of slow_nanosleep and the
 #              pipe read, whose target is pipe:[N]; the file's syscall
@@ -56,9 +58,10 @@ for line in raw.split('\n')[1:]:
     if not line.startswith('{"ph":"M"'):
         assert line.startswith('{"ph":"', 0) and line[9:15] == ',"ts":', line[:80]
 def ns(v):
-    v = Decimal(v) * 1000
-    assert v == v.to_integral_value(), 'not exact ns: %s' % v
-    return int(v)
+    # microseconds on a grid of 1/1024 us (exact doubles), as ns
+    t = Decimal(v) * 1024
+    assert t == t.to_integral_value(), 'not on the 1/1024 us grid: %s' % v
+    return Decimal(v) * 1000
 names, procs, tracks = {}, {}, {}
 for e in ev:
     assert 'ph' in e and isinstance(e.get('name'), str), e
@@ -125,7 +128,9 @@ s = [e for e in track_of('sleeper') if e.get('cat') == 'off-cpu' and e['name'] =
 assert 5 - $lost <= len(s) <= 5, 'sleeper: %d sleep slices, $lost off-CPU events lost' % len(s)
 tot = sum(e['t1'] - e['t0'] for e in s)
 assert len(s) < 5 or 0.85 * $sleep_ns <= tot <= 1.15 * $sleep_ns, 'sleep %d ns, measured $sleep_ns' % tot
-print('ok: sleeper: %d sleep slices (%d lost), %.1f ms' % (len(s), $lost, tot / 1e6))
+print('ok: sleeper: %d sleep slices (%d lost), %.1f ms' % (len(s), $lost, float(tot) / 1e6))
+sp = [k[0] for k, n in names.items() if n == 'sleeper'][0]
+assert procs[sp] == 'blocking', 'the sleeper\'s process is named %r' % procs[sp]
 l = [e for e in track_of('lock_victim') if e.get('cat') == 'off-cpu' and e['name'] == 'lock']
 assert l and all(e['args'].get('waker') == 'lock_holder' for e in l), [e['args'] for e in l]
 print('ok: lock_victim: %d lock slices woken by lock_holder' % len(l))

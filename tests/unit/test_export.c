@@ -366,14 +366,21 @@ START_TEST(track_order)
 	fputs("again", nsk_track__begin(&t, 1, 0));
 	ck_assert_int_eq(nsk_track__end(&t), 0);
 	ck_assert_int_eq(nsk_track__flush(&t, f, &first), 0);
-	nsk_track__us(f, 1234567);
+	nsk_track__us(f, nsk_track__ticks(1234567));
 	fputc(' ', f);
-	nsk_track__us(f, -1500);
+	nsk_track__us(f, nsk_track__ticks(-1500));
 	fputc(' ', f);
-	nsk_track__us(f, INT64_MIN);
+	nsk_track__us(f, nsk_track__ticks(1000));
+	fputc(' ', f);
+	nsk_track__us(f, nsk_track__ticks(INT64_MIN));
 	fclose(f);
+	/* 1234567 ns is 1264196.6 ticks of 1/1024 us: 1264197 */
 	ck_assert_str_eq(buf, "\nroot,\nmid,\nleaf,\nlate,\nagain"
-			 "1234.567 -1.500 -9223372036854775.808");
+			 "1234.5673828125 -1.500 1.000 -9007199254740991.9990234375");
+	/* every ns its own tick, in order */
+	for (int64_t ns = 0; ns < 200000; ns++)
+		ck_assert_int_gt(nsk_track__ticks(ns + 1), nsk_track__ticks(ns));
+	ck_assert_int_eq(nsk_track__ticks(INT64_MAX), INT64_MAX);
 	nsk_track__release(&t);
 	free(buf);
 }
