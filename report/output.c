@@ -253,8 +253,34 @@ static size_t indent_of(const struct tcol *col, int depth)
 /* Narrows the widest column of flags, one byte at a time, down to
  * floor_w (and, with whole, to its longest first frame, at most
  * WHOLE_MAX: a name cut in its middle reads worse than a narrower
- * neighbour). */
+ * neighbour; a WHOLE column always, at most ANSWER_MAX: the row's answer,
+ * "flush_the_write_ahead_journal_to_stable_storage", whole; longer, a C++
+ * name is shortened to its scope and name).  room: what it could take. */
 #define WHOLE_MAX 24
+#define ANSWER_MAX 64
+static size_t floor_of(const struct tcol *col, size_t floor_w, int whole)
+{
+	size_t max = (col->flags & NSK_COL_WHOLE) ? ANSWER_MAX : WHOLE_MAX;
+
+	if ((whole || (col->flags & NSK_COL_WHOLE)) && col->frame > floor_w)
+		return col->frame < max ? col->frame : max;
+	return floor_w;
+}
+
+static size_t room(const struct table *t, unsigned flags, size_t floor_w)
+{
+	size_t r = 0;
+
+	for (int c = 0; c < t->ncol; c++) {
+		const struct tcol *col = &t->col[c];
+		size_t fl = floor_of(col, floor_w, 0);
+
+		if (col->visible && (col->flags & flags) && col->width > fl)
+			r += col->width - fl;
+	}
+	return r;
+}
+
 static void shrink(struct table *t, unsigned flags, size_t floor_w,
 		   int whole, size_t *excess)
 {
@@ -263,10 +289,8 @@ static void shrink(struct table *t, unsigned flags, size_t floor_w,
 
 		for (int c = 0; c < t->ncol; c++) {
 			struct tcol *col = &t->col[c];
-			size_t fl = floor_w;
+			size_t fl = floor_of(col, floor_w, whole);
 
-			if (whole && col->frame > fl)
-				fl = col->frame < WHOLE_MAX ? col->frame : WHOLE_MAX;
 			if (col->visible && (col->flags & flags) &&
 			    col->width > fl &&
 			    (!widest || col->width > widest->width))
@@ -302,7 +326,17 @@ static void fit(struct table *t, int width)
 	shrink(t, NSK_COL_FLEX, 24, 0, &excess);
 	shrink(t, NSK_COL_NARROW, 10, 0, &excess);
 	shrink(t, NSK_COL_FLEX, 8, 1, &excess);
-	shrink(t, NSK_COL_FLEX, 8, 0, &excess);
+	/* Past whole names, a column gives way only when that makes the
+	 * table fit: the flexible ones first (as before), then the narrow
+	 * ones (comm, module, errnos), and a WHOLE one (the top caller)
+	 * never; otherwise the table is printed wider than asked, whole.  The columns that cannot give way
+	 * (numbers, syscall names) take 78 of 80 columns in --by syscall,
+	 * which cut "slow_pipe_read" to "s...read" and "sc-writer" to
+	 * "s...iter" for a row still past 80: the row lost its answer. */
+	if (room(t, NSK_COL_NARROW | NSK_COL_FLEX, 8) >= excess) {
+		shrink(t, NSK_COL_FLEX, 8, 0, &excess);
+		shrink(t, NSK_COL_NARROW, 8, 0, &excess);
+	}
 }
 
 static void print_cell(FILE *f, const char *s, size_t indent,

@@ -18,6 +18,9 @@ enum nsk_col_flags {
 	NSK_COL_INDENT = 1u << 5,    /* text: indented by the "depth" column */
 	NSK_COL_CUT_END = 1u << 6,   /* text: shortened at the end ("a <- b...")
 				      * instead of as a name */
+	NSK_COL_WHOLE = 1u << 7,     /* text: FLEX, but keeps its first frame
+				      * whole (the answer: a top caller), the
+				      * table wider than asked if need be */
 };
 
 struct nsk_col_hint {

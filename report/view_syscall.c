@@ -96,7 +96,7 @@ static int run_grouped(struct nsk_report *rep, const struct nsk_view *v,
 		{ "errnos", NULL, NSK_COL_NARROW },
 		{ "stack_id", NULL, NSK_COL_DATA_ONLY },
 		{ "stack", NULL, NSK_COL_DATA_ONLY },
-		{ "caller", "top caller (most time)", NSK_COL_FLEX },
+		{ "caller", "top caller (most time)", NSK_COL_FLEX | NSK_COL_WHOLE },
 		{ NULL, NULL, 0 }
 	};
 	sqlite3_stmt *st;
@@ -199,7 +199,7 @@ static int run_slow(struct nsk_report *rep, const struct nsk_view *v)
 		{ "arg1", NULL, NSK_COL_DATA_ONLY },
 		{ "arg2", NULL, NSK_COL_DATA_ONLY },
 		{ "stack_id", NULL, NSK_COL_DATA_ONLY },
-		{ "caller", NULL, NSK_COL_FLEX },
+		{ "caller", NULL, NSK_COL_FLEX | NSK_COL_WHOLE },
 		{ "stack", NULL, NSK_COL_DATA_ONLY },
 		{ NULL, NULL, 0 }
 	};
