@@ -28,11 +28,12 @@
  * Timestamps are microseconds on a grid of 1/1024 us (nsk_track__ticks:
  * finer than a ns, and doubles, so a reader's ts + dur is exact) from the
  * recording's start, whose CLOCK_MONOTONIC time otherData.ts_zero_ns
- * gives: readers take ts as a double, exact only below 2^53, which the
- * raw monotonic clock passes after days of uptime, and a slice whose
- * start or end is rounded may no longer nest.  Every key comes before "args", "ts" second,
- * and no event holds an array: older Perfetto tokenizers scan an event's
- * keys in order for "ts" and refuse arrays and \u escapes on the way.
+ * gives: readers take ts as a double, exact only below 2^53 ticks, which
+ * the raw monotonic clock passes after 101 days of uptime, and a slice
+ * whose start or end is rounded may no longer nest.  Every key comes
+ * before "args", "ts" second, and no event holds an array: older
+ * Perfetto tokenizers scan an event's keys in order for "ts" and refuse
+ * arrays and \u escapes on the way.
  * Every string from the recording is JSON-escaped (nsk_out__json_str). */
 #include <errno.h>
 #include <stdlib.h>
