@@ -18,7 +18,8 @@
  * slice is [time - weight, time), cut where the thread's previous slice or
  * off-CPU interval ends.  Consecutive samples whose periods meet (within
  * half a period) share the slices of the frames their stacks have in
- * common, root first, so a function that ran for 40 samples is one slice.
+ * common, root first, so a function that ran for 40 samples is one slice
+ * (the frames that close where new ones open end 1 ns early: close_to).
  * Slices of one track never overlap but by nesting, by construction:
  * every slice starts at or after the end of the one before it at its
  * depth, and a parent is closed only after its children.  So does the
@@ -123,15 +124,28 @@ static void sep(struct chrome *c)
 
 /* ---- on-CPU stacks ---- */
 
-static int close_to(struct chrome *c, uint32_t keep)
+/* Closes the open frames deeper than keep at the end of the last sample,
+ * or (early) 1 ns before it: when new frames open right there.  A slice
+ * that ends where another begins is a tie that speedscope breaks by name:
+ * if the front of its queue of ends has the name of the next begin, it
+ * opens that first, inside the frames still to close (recursion, or a
+ * malloc under another malloc, as in an ASan program's start), and warns
+ * "Tried to end ...".  1 ns is at least one tick of the grid, so the ends
+ * come strictly first; not when the deepest frame is that short, so that
+ * every closed frame keeps its child inside it. */
+static int close_to(struct chrome *c, uint32_t keep, int early)
 {
+	int64_t end = c->cur_end;
+
+	if (early && c->nopen > keep && c->open[c->nopen - 1].start < end - 1)
+		end--;
 	while (c->nopen > keep) {
 		struct frame *fr = &c->open[--c->nopen];
 		FILE *f = nsk_track__begin(&c->track, fr->start, c->nopen);
 
 		if (!f)
 			return -ENOMEM;
-		head(c, f, 'X', fr->start, c->cur_end - fr->start, c->pid, c->tid,
+		head(c, f, 'X', fr->start, end - fr->start, c->pid, c->tid,
 		     fr->name, "cpu");
 		fputc('}', f);
 		if (nsk_track__end(&c->track))
@@ -154,7 +168,7 @@ static int sample(struct chrome *c, int64_t t, int64_t w, int64_t sid,
 	if (start < floor)
 		start = floor;
 	if (c->nopen && start > c->cur_end && start - c->cur_end > half) {
-		int err = close_to(c, 0); /* not running in between */
+		int err = close_to(c, 0, 0); /* not running in between */
 
 		if (err)
 			return err;
@@ -175,7 +189,8 @@ static int sample(struct chrome *c, int64_t t, int64_t w, int64_t sid,
 	}
 	while (k < n && k < c->nopen && c->open[k].key == want[k].key)
 		k++;
-	if (close_to(c, k))
+	/* the new frames open at start: the closed ones end before it */
+	if (close_to(c, k, k < n && start == c->cur_end))
 		return -ENOMEM;
 	for (; k < n; k++) {
 		c->open[k] = want[k];
@@ -256,7 +271,7 @@ static int main_track(struct chrome *c)
 				a = off_end; /* never over the one before */
 			if (a < c->cur_end)
 				a = c->cur_end;
-			err = close_to(c, 0);
+			err = close_to(c, 0, 0);
 			if (!err && b > a) {
 				err = offcpu(c, a, b);
 				off_end = floor = c->cur_end = b;
@@ -273,7 +288,7 @@ static int main_track(struct chrome *c)
 			err = step(c, 0, c->sample);
 	}
 	if (!err)
-		err = close_to(c, 0);
+		err = close_to(c, 0, 0);
 	while (!err && at(c, 3, c->retr)) {
 		sqlite3_stmt *st = c->retr;
 		FILE *f = nsk_track__begin(&c->track, sqlite3_column_int64(st, 2),

@@ -5,7 +5,9 @@
 # the Trace Event Format as one profile per (pid, tid) track.  The file is
 # handed to it as speedscope's own CLI does (#localProfilePath= a script
 # holding it in base64; file URLs, nothing served), in the Sandwich view,
-# whose DOM is a table of every frame with its total and self time.
+# whose DOM is a table of every frame with its total and self time;
+# tests/tools/cdp_page.py drives the browser (DevTools protocol over a
+# pipe), waits until that table is drawn, and logs the console.
 # Against the recording of tests/workloads/blocking (as export_chrome.sh):
 #   import     no "Something went wrong" (an import that threw), no alert
 #              (an unrecognised or empty file), none of its console
@@ -39,13 +41,11 @@ sql() {
 	"$NUSKU" report "$1" --format csv --sql "$2" | tail -n 1
 }
 
-# The reader's page: its index.html, its files from the release directory
-# (base), and alert() turned into a console line and a DOM mark, as a
-# headless browser would otherwise wait on the dialog until the timeout.
-sed "s|<head>|<head><base href=\"file://$SS/\"><script>window.alert = function (m) {\
- console.error('ALERT: ' + m); document.documentElement.setAttribute('data-alert', m); };\
-</script>|" "$SS/index.html" >"$TMPD/speedscope.html"
-grep -q 'data-alert' "$TMPD/speedscope.html" || fail "speedscope's index.html has no <head>"
+CDP="$TOP_SRCDIR/tests/tools/cdp_page.py"
+# done: the Sandwich table has drawn a row, or speedscope said it failed
+# (a dialog ends the wait too)
+DONE="[...document.querySelectorAll('tr')].some(r => !r.title && r.cells.length == 3 &&
+ r.cells[0].textContent.includes('%')) || document.body.innerText.includes('Something went wrong')"
 
 # read NAME: speedscope opens $TMPD/NAME.json; its DOM, parsed, in
 # $TMPD/NAME.dom.txt: "profile WEIGHT_US NAME" for each entry of the
@@ -58,16 +58,15 @@ b = base64.b64encode(open(sys.argv[1], 'rb').read()).decode()
 open(sys.argv[2], 'w').write('speedscope.loadFileFromBase64(%s, %s)\n' % (
     json.dumps(sys.argv[1].rsplit('/', 1)[-1]), json.dumps(b)))
 PY
-	# a tall window: the table draws only the rows in sight
-	timeout 120 "$CHROMIUM" --headless --no-sandbox --enable-unsafe-swiftshader \
-		--user-data-dir="$TMPD/profile" --window-size=1600,12000 \
-		--virtual-time-budget=30000 --enable-logging=stderr --v=0 --dump-dom \
-		"file://$TMPD/speedscope.html#localProfilePath=$TMPD/$1.js&view=sandwich" \
-		>"$TMPD/$1.dom" 2>"$TMPD/$1.log" || fail "$1: chromium exited $?"
-	grep -E 'CONSOLE.*(Tried to end|still open at end|Failed to load|ALERT)|Uncaught' \
+	# in a tall window (cdp_page.py): the table draws only the rows in sight
+	timeout 120 python3 "$CDP" "$CHROMIUM" \
+		"file://$SS/index.html#localProfilePath=$TMPD/$1.js&view=sandwich" "$DONE" 90 \
+		>"$TMPD/$1.dom" 2>"$TMPD/$1.log" ||
+		fail "$1: chromium: $(grep -v CONSOLE "$TMPD/$1.log" | tail -n 3)"
+	grep -E '^(CONSOLE.*(Tried to end|still open at end|Failed to load)|ALERT|Uncaught)' \
 		"$TMPD/$1.log" >"$TMPD/$1.warn"
 	[ -s "$TMPD/$1.warn" ] && fail "$1: speedscope: $(head -c 600 "$TMPD/$1.warn")"
-	grep -q 'CONSOLE.*Importing as Trace Event Format' "$TMPD/$1.log" ||
+	grep -q '^CONSOLE.*Importing as Trace Event Format' "$TMPD/$1.log" ||
 		fail "$1: speedscope did not import it as the Trace Event Format"
 	python3 - "$TMPD/$1.dom" >"$TMPD/$1.dom.txt" <<'PY' || fail "$1: parsing the DOM"
 import re, sys
@@ -80,12 +79,10 @@ def us(text):
 class Dom(HTMLParser):
     def __init__(self):
         super().__init__()
-        self.rows, self.tr, self.td, self.alert = [], None, None, None
+        self.rows, self.tr, self.td = [], None, None
         self.text = []
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
-        if tag == 'html' and 'data-alert' in a:
-            self.alert = a['data-alert']
         if tag == 'tr':
             self.tr = {'title': a.get('title'), 'cells': []}
         elif tag == 'td' and self.tr is not None:
@@ -104,8 +101,6 @@ class Dom(HTMLParser):
 d = Dom()
 d.feed(open(sys.argv[1], encoding='utf-8').read())
 text = ' '.join(d.text)
-if d.alert is not None:
-    print('error alert: %s' % d.alert)
 if 'Something went wrong' in text:
     print('error speedscope: something went wrong')
 if 'Drag and drop a profile' in text:

@@ -319,9 +319,11 @@ START_TEST(chrome_slices)
 		      "\"pid\":100,\"tid\":100,\"name\":\"__libc_start_main\",\"cat\":\"cpu\"}");
 	mn = strstr(out, "{\"ph\":\"X\",\"ts\":0.000,\"dur\":690000.000,"
 		    "\"pid\":100,\"tid\":100,\"name\":\"main\"");
-	a = strstr(out, "{\"ph\":\"X\",\"ts\":0.000,\"dur\":390000.000,"
+	/* hot_a and hot_b end 1 ns (a tick of 1/1024 us) before the next
+	 * begins: the ends strictly before the begin (export_chrome.c) */
+	a = strstr(out, "{\"ph\":\"X\",\"ts\":0.000,\"dur\":389999.9990234375,"
 		   "\"pid\":100,\"tid\":100,\"name\":\"hot_a\"");
-	b = strstr(out, "{\"ph\":\"X\",\"ts\":390000.000,\"dur\":200000.000,"
+	b = strstr(out, "{\"ph\":\"X\",\"ts\":390000.000,\"dur\":199999.9990234375,"
 		   "\"pid\":100,\"tid\":100,\"name\":\"hot_b\"");
 	c = strstr(out, "\"ts\":590000.000,\"dur\":100000.000,\"pid\":100,"
 		   "\"tid\":100,\"name\":\"hot_c\"");
