@@ -8,7 +8,7 @@
 # "ALERT: ...".  Exit 1 on the timeout or when Chromium fails.
 # (--dump-dom with --virtual-time-budget dumped a virtualised table before
 # it had drawn its rows, now and then: the page says when it is done.)
-import json, os, subprocess, sys, tempfile, time
+import json, os, select, subprocess, sys, tempfile, time
 
 chromium, url, done, limit = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 prof = tempfile.mkdtemp(prefix='cdp-profile.')
@@ -62,8 +62,9 @@ def send(method, params=None, session=None, wait=True):
     os.write(to_w, json.dumps(msg).encode() + b'\0')
     while wait:
         while b'\0' not in buf:
-            if time.monotonic() > deadline:
-                raise TimeoutError(method)
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([from_r], [], [], left)[0]:
+                raise TimeoutError('no answer to ' + method)
             chunk = os.read(from_r, 1 << 20)
             if not chunk:
                 raise EOFError('chromium went away')
