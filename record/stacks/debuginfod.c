@@ -4,6 +4,12 @@
  * its own libdebuginfod client; a waiter sleeps on the condition variable
  * until its request is done or its time is up.  The list only grows (one
  * entry per build-id of a module without symbols: tens, not thousands).
+ *
+ * libdebuginfod is opened (dlopen) only when DEBUGINFOD_URLS names a
+ * server, as libdw does it: linked, it brought libcurl, gnutls, krb5, ldap
+ * and 25 more libraries into every nusku command, 9.8 MB of a recorder's
+ * resident memory and their relocations at every start, for a feature most
+ * runs never use.
  */
 #include "config.h"
 
@@ -15,11 +21,42 @@
 
 #ifdef HAVE_DEBUGINFOD
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <elfutils/debuginfod.h>
+
+/* The library's calls this file makes, from dlopen. */
+static struct {
+	debuginfod_client *(*begin)(void);
+	void (*set_user_data)(debuginfod_client *, void *);
+	void *(*get_user_data)(const debuginfod_client *);
+	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int,
+			      char **);
+	void (*end)(debuginfod_client *);
+	int ok;
+} lib;
+
+static void open_lib(void)
+{
+	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+	*(void **)&lib.begin = dlsym(h, "debuginfod_begin");
+	*(void **)&lib.set_user_data = dlsym(h, "debuginfod_set_user_data");
+	*(void **)&lib.get_user_data = dlsym(h, "debuginfod_get_user_data");
+	*(void **)&lib.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	*(void **)&lib.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	*(void **)&lib.end = dlsym(h, "debuginfod_end");
+	lib.ok = lib.begin && lib.set_user_data && lib.get_user_data &&
+		 lib.set_progressfn && lib.find_debuginfo && lib.end;
+	if (!lib.ok)
+		dlclose(h); /* (kept open otherwise: its client lives on) */
+}
 
 enum state { QUEUED, FETCHING, DONE };
 
@@ -55,7 +92,7 @@ static uint64_t now_ms(void)
  * download.  a: bytes so far, b: the whole size when known. */
 static int progress(debuginfod_client *c, long a, long b)
 {
-	struct nsk_debuginfod *d = debuginfod_get_user_data(c);
+	struct nsk_debuginfod *d = lib.get_user_data(c);
 	int stop;
 
 	uint64_t now = now_ms();
@@ -86,12 +123,12 @@ static struct request *next_queued(struct nsk_debuginfod *d)
 static void *fetcher(void *arg)
 {
 	struct nsk_debuginfod *d = arg;
-	debuginfod_client *c = debuginfod_begin();
+	debuginfod_client *c = lib.begin();
 	struct request *r;
 
 	if (c) {
-		debuginfod_set_user_data(c, d);
-		debuginfod_set_progressfn(c, progress);
+		lib.set_user_data(c, d);
+		lib.set_progressfn(c, progress);
 	}
 	pthread_mutex_lock(&d->lock);
 	for (;;) {
@@ -110,7 +147,7 @@ static void *fetcher(void *arg)
 		d->fetch_start_ms = d->last_bytes_ms = now_ms();
 		d->last_bytes = -1;
 		pthread_mutex_unlock(&d->lock);
-		fd = c ? debuginfod_find_debuginfo(c, id, (int)len, &path) : -ENOSYS;
+		fd = c ? lib.find_debuginfo(c, id, (int)len, &path) : -ENOSYS;
 		if (fd >= 0)
 			close(fd);
 		else
@@ -126,17 +163,21 @@ static void *fetcher(void *arg)
 	pthread_cond_broadcast(&d->cond);
 	pthread_mutex_unlock(&d->lock);
 	if (c)
-		debuginfod_end(c);
+		lib.end(c);
 	return NULL;
 }
 
 struct nsk_debuginfod *nsk_debuginfod__new(void)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct nsk_debuginfod *d;
 
 	if (!urls || !*urls)
 		return NULL;
+	pthread_once(&once, open_lib);
+	if (!lib.ok)
+		return NULL; /* as without a server: no debuginfod here */
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
