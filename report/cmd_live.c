@@ -557,6 +557,7 @@ static int cmd_live_run(const struct nsk_live_opts *o)
 			 strerror(-res));
 		goto cleanup;
 	}
+	nsk_live_db__keep(r.db, (uint64_t)(o->window_s * 1e9));
 	io = nsk_live_source__io(r.src);
 	if (!io) {
 		res = -ENOMEM;

@@ -202,6 +202,11 @@ int nsk_live_db__new(struct nsk_live_db **out);
 int nsk_live_db__pump(struct nsk_live_db *db, struct nsk_reader *r,
 		      uint64_t budget_ns);
 void nsk_live_db__status(struct nsk_live_db *db, struct nsk_live_status *st);
+/* The "last window" the views are asked for: rows older than it (by a
+ * second more) that the running totals hold are dropped, so memory
+ * follows the window, not the recording.  A longer window asked later
+ * (the screen's w key) fills in as events come. */
+void nsk_live_db__keep(struct nsk_live_db *db, uint64_t window_ns);
 /* 1 once the stream has ended (or failed): nothing more will be loaded. */
 int nsk_live_db__ended(const struct nsk_live_db *db);
 /* A continuous recording's segments, one after another: END closes a

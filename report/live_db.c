@@ -35,6 +35,7 @@ int nsk_live_db__new(struct nsk_live_db **out)
 		nsk_live_db__free(db);
 		return err;
 	}
+	nsk_live_db__keep(db, 0);
 	*out = db;
 	return 0;
 }
@@ -136,9 +137,32 @@ int nsk_live_db__pump(struct nsk_live_db *db, struct nsk_reader *r,
 	if (res == -EPIPE || (res < 0 && res != -EAGAIN))
 		db->ended = 1;
 	err = nsk_live_db__loader_commit(db, db->ended);
+	if (err >= 0 && !db->failed)
+		err = nsk_live_agg__prune(db, db->keep_ns);
 	if (err < 0 && res >= 0)
 		res = err;
 	return res;
+}
+
+int nsk_live_db__has_table(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *st;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(db,
+			       "SELECT 1 FROM sqlite_master WHERE type IN "
+			       "('table','view') AND name = ?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+void nsk_live_db__keep(struct nsk_live_db *db, uint64_t window_ns)
+{
+	db->keep_ns = window_ns + 1000000000ull;
 }
 
 /* Lost events by source, largest first, from the loader's loss table. */

@@ -22,6 +22,7 @@ struct nsk_live_db {
 	int failed; /* the loader refused the file (a limit): message says why */
 	struct nsk_reader_stats stats;
 	char message[256];
+	uint64_t keep_ns; /* the longest window a view may ask for */
 	/* Running totals (live_agg.c): rows of a table up to its watermark
 	 * are summed in a temp table; marks remember which rowid the table
 	 * had reached at what recording time, to find a window's first row. */
@@ -43,6 +44,12 @@ struct nsk_live_db {
  * unsure).  0 or -EIO. */
 int nsk_live_agg__update(struct nsk_live_db *db, int view, uint64_t since,
 			 int64_t lo[2]);
+
+/* Drops the rows no view will read again (live_agg.c): summed, and
+ * older than keep_ns before the newest event.  0 or -EIO. */
+int nsk_live_agg__prune(struct nsk_live_db *db, uint64_t keep_ns);
+/* 1 when the database has a table or view of that name. */
+int nsk_live_db__has_table(sqlite3 *db, const char *name);
 
 int nsk_live_db__open_loader(struct nsk_live_db *db);
 /* A transaction around each turn of the pump: one commit per turn. */

@@ -235,6 +235,7 @@ static void draw_table(const struct nsk_live_table *t, int top, int bottom)
 void nsk_live_screen__draw(struct nsk_live_screen *sc, struct nsk_live_db *db,
 			   const struct nsk_live_status *st)
 {
+	nsk_live_db__keep(db, sc->window_ns);
 	struct nsk_live_status s = *st;
 	char line[512], filt[64] = "";
 	int rows = LINES - 6;

@@ -33,22 +33,6 @@ struct view_def {
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static int has_table(sqlite3 *db, const char *name)
-{
-	sqlite3_stmt *st;
-	int found = 0;
-
-	if (sqlite3_prepare_v2(db,
-			       "SELECT 1 FROM sqlite_master WHERE type IN "
-			       "('table','view') AND name = ?1",
-			       -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	found = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return found;
-}
-
 /* Binds the filter and window parameters every query uses:
  * ?1 window start, ?2 pid (0 all), ?3 tid (0 all), ?4 limit. */
 static int prepare(sqlite3 *db, const char *sql, const struct nsk_live_query *q,
@@ -308,22 +292,35 @@ static int syscall_query(struct nsk_live_db *ldb,
 			 uint64_t since, struct nsk_live_table *t)
 {
 	sqlite3 *db = ldb->sql;
+	/* Overall from the running totals, the window's slowest call
+	 * from the table's tail (live_agg.c); ?5 is a rowid before it. */
 #define SYSCALL_SQL(order)                                                      \
-	"SELECT nr, max(max_ns) AS mx, "                                        \
-	"  max(CASE WHEN time >= ?1 THEN max_ns END), "                         \
-	"  sum(total_ns) * 1.0 / max(1, sum(count)), sum(count) AS n, "         \
-	"  sum(errors), sum(total_ns) AS total, (SELECT name FROM "            \
-	"  syscall_name sn WHERE sn.nr = syscall_stat.nr AND sn.kernel = 1) "  \
-	"FROM syscall_stat "                                                    \
-	"WHERE (?2 = 0 OR pid = ?2) AND (?3 = 0 OR tid = ?3) "                  \
-	"GROUP BY nr ORDER BY " order " DESC LIMIT ?4"
+	"WITH tot AS (SELECT nr, max(mx) AS mx, sum(n) AS n, sum(err) AS err, "  \
+	"  sum(total) AS total FROM temp.live_sys "                             \
+	"  WHERE (?2 = 0 OR pid = ?2) AND (?3 = 0 OR tid = ?3) GROUP BY nr), "  \
+	"win AS (SELECT nr, max(max_ns) AS lm FROM syscall_stat "               \
+	"  WHERE rowid > ?5 AND time >= ?1 AND (?2 = 0 OR pid = ?2) "           \
+	"  AND (?3 = 0 OR tid = ?3) GROUP BY nr) "                              \
+	"SELECT tot.nr, tot.mx AS mx, win.lm, "                                 \
+	"  tot.total * 1.0 / max(1, tot.n), tot.n AS n, tot.err, "              \
+	"  tot.total AS total, (SELECT name FROM syscall_name sn "              \
+	"  WHERE sn.nr = tot.nr AND sn.kernel = 1) "                            \
+	"FROM tot LEFT JOIN win ON win.nr = tot.nr "                            \
+	"ORDER BY " order " DESC LIMIT ?4"
 	const char *sql = q->sort == 1 ? SYSCALL_SQL("total")
 			  : q->sort == 2 ? SYSCALL_SQL("n")
 					 : SYSCALL_SQL("mx");
 	sqlite3_stmt *st;
+	int64_t lo[2];
 
+	if (nsk_live_agg__update(ldb, NSK_LIVE_SYSCALL, since, lo) < 0) {
+		snprintf(t->note, sizeof(t->note), NO_DATA " (%s)",
+			 sqlite3_errmsg(db));
+		return 0;
+	}
 	if (prepare(db, sql, q, since, &st, t) < 0)
 		return 0;
+	sqlite3_bind_int64(st, 5, lo[0]);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		char mx[16], last[16], avg[16], n[16], err[16], total[16], name[32];
 		const char *cells[7] = { mx, last, avg, n, err, total, name };
@@ -479,7 +476,7 @@ int nsk_live_view__query(struct nsk_live_db *db, const struct nsk_live_query *q,
 	}
 	nsk_live_table__init(t, v->title, v->cols, v->ncols);
 	for (const char *const *n = v->needs; n && *n; n++) {
-		if (!has_table(db->sql, *n)) {
+		if (!nsk_live_db__has_table(db->sql, *n)) {
 			snprintf(t->note, sizeof(t->note), NO_DATA);
 			return 0;
 		}
