@@ -172,7 +172,7 @@ static int alloc_query(struct nsk_live_db *ldb,
 	"  sum(growth) AS growth, sum(total) AS total, sum(n) AS n "            \
 	"FROM per LEFT JOIN func f ON f.id = per.func_id "                      \
 	"GROUP BY per.func_id HAVING n > 0 "                                    \
-	"ORDER BY " order " DESC, live DESC LIMIT ?4"
+	"ORDER BY " order " DESC, total DESC, live DESC LIMIT ?4"
 	const char *sql = q->sort == 1 ? ALLOC_SQL("growth")
 			  : q->sort == 2 ? ALLOC_SQL("total")
 					 : ALLOC_SQL("live");
