@@ -73,10 +73,24 @@ J=$TMPD/ps.json
 [ "$(row "$J" $hot can_profile)" = true ] || fail "cpu_hot: root cannot profile it"
 [ "$(row "$J" $hot sessions)" = "[]" ] || fail "cpu_hot: sessions $(row "$J" $hot sessions)"
 row "$J" $hot cmdline | grep -q "cpu_hot 60" || fail "cpu_hot: cmdline $(row "$J" $hot cmdline)"
-# cpu_hot spins one thread: near 100% of a core over the 200 ms; a loaded
-# 2-core machine can halve it, so the bound is low
-cpu=$(row "$J" $hot cpu_pct)
-awk -v c="$cpu" 'BEGIN { exit !(c > 20) }' || fail "cpu_hot: cpu_pct $cpu, expected > 20"
+# cpu_hot spins one thread: what share of a core it gets depends on the
+# load (a CI run beside busy loops gave 17%), so what is asserted holds by
+# construction: ps's figure (clock ticks over its 200 ms) is at most what
+# the process used while ps ran, and a process that never stops running
+# shows CPU within a few tries
+hz=$(getconf CLK_TCK)
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+cpu=0 tries=0
+while awk -v c="$cpu" 'BEGIN { exit !(c == 0) }' && [ $tries -lt 10 ]; do
+	t0=$(ticks $hot)
+	"$NUSKU" ps --format json >"$TMPD/ps1.json" || fail "ps --format json exited $?"
+	t1=$(ticks $hot)
+	cpu=$(row "$TMPD/ps1.json" $hot cpu_pct)
+	awk -v c="$cpu" -v d=$((t1 - t0)) -v hz="$hz" 'BEGIN { exit !(c >= 0 && c <= 100 * d / hz / 0.2 + 0.01) }' ||
+		fail "cpu_hot: cpu_pct $cpu, more than its $((t1 - t0)) ticks while ps ran"
+	tries=$((tries + 1))
+done
+awk -v c="$cpu" 'BEGIN { exit !(c > 0) }' || fail "cpu_hot: cpu_pct 0 in $tries tries"
 echo "ok: cpu_hot: native, frame pointers, debug info, cpu_pct $cpu"
 
 if [ -n "$gopid" ]; then
