@@ -10,6 +10,7 @@
  * the window, no row up to R is in it (whatever the order of the stream). */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <sqlite3.h>
 
@@ -133,6 +134,31 @@ static int64_t max_rowid(sqlite3 *db, const char *table)
 	return v;
 }
 
+/* Marks that by recording time the table had reached rowid.  Marks stay
+ * gap apart (a 32nd of the span live keeps): while the newest is within
+ * gap of the one before, it moves on instead, so that many turns of
+ * loading a second do not push the older marks, those a window needs,
+ * out of the 64.  (A later mark for the same spot only makes a window's
+ * first row found earlier: never wrong.) */
+static void mark(struct nsk_live_src *src, int64_t rowid, uint64_t time,
+		 uint64_t gap)
+{
+	unsigned max = sizeof(src->marks) / sizeof(src->marks[0]);
+
+	if (src->nmarks >= 2 && time - src->marks[src->nmarks - 2].time < gap) {
+		src->marks[src->nmarks - 1].rowid = rowid;
+		src->marks[src->nmarks - 1].time = time;
+		return;
+	}
+	if (src->nmarks == max) {
+		memmove(&src->marks[0], &src->marks[1], (max - 1) * sizeof(src->marks[0]));
+		src->nmarks--;
+	}
+	src->marks[src->nmarks].rowid = rowid;
+	src->marks[src->nmarks].time = time;
+	src->nmarks++;
+}
+
 /* Adds one table's new rows; then marks how far it got. */
 static int update_src(struct nsk_live_db *db, struct nsk_live_src *src,
 		      const char *table, const char *add, uint64_t since,
@@ -156,14 +182,8 @@ static int update_src(struct nsk_live_db *db, struct nsk_live_src *src,
 			return -EIO;
 		src->watermark = top;
 		/* By recording time last_time, the table had reached top. */
-		if (src->nmarks == sizeof(src->marks) / sizeof(src->marks[0])) {
-			for (unsigned i = 1; i < src->nmarks; i++)
-				src->marks[i - 1] = src->marks[i];
-			src->nmarks--;
-		}
-		src->marks[src->nmarks].rowid = top;
-		src->marks[src->nmarks].time = db->last_time;
-		src->nmarks++;
+		mark(src, top, db->last_time,
+		     db->keep_ns / 32 > 50000000 ? db->keep_ns / 32 : 50000000);
 	}
 	/* The newest mark from before the window. */
 	for (unsigned i = src->nmarks; i-- > 0;) {
