@@ -1,6 +1,6 @@
 #!/bin/sh
 # nusku live answers the questions of nusku report with the same rules:
-# on one recording, live's CPU view (self time per function, from the
+# on the same recording, live's CPU view (self time per function, from the
 # stacks' leaf functions and its running totals) and its memory view
 # (bytes and calls per allocation site, report/alloc_site.c's rule) give
 # report --by function's self share and --by alloc-site's bytes and
@@ -10,17 +10,20 @@
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 need_bpf
 
-F=$TMPD/agree.nsk
-"$NUSKU" record -q -e cpu,alloc --alloc-sample 1 -o "$F" -- sh -c \
-	"'$WORKLOADS/cpu_hot' 1 & '$WORKLOADS/alloc_sites' 5; wait" >/dev/null ||
-	fail "record exited $?"
-"$NUSKU" live --snapshot -n 1 --top 40 --view cpu "$F" >"$TMPD/cpu.txt" ||
+# (each program launched itself: a sanitized build takes no preloaded
+# sampler through a shell's environment)
+C=$TMPD/cpu.nsk M=$TMPD/mem.nsk
+"$NUSKU" record -q -e cpu -o "$C" -- "$WORKLOADS/cpu_hot" 1 >/dev/null ||
+	fail "record cpu_hot exited $?"
+"$NUSKU" record -q -e alloc --alloc-sample 1 -o "$M" -- "$WORKLOADS/alloc_sites" 5 >/dev/null ||
+	fail "record alloc_sites exited $?"
+"$NUSKU" live --snapshot -n 1 --top 40 --view cpu "$C" >"$TMPD/cpu.txt" ||
 	fail "live --view cpu exited $?"
-"$NUSKU" live --snapshot -n 1 --top 40 --view alloc "$F" >"$TMPD/alloc.txt" ||
+"$NUSKU" live --snapshot -n 1 --top 40 --view alloc "$M" >"$TMPD/alloc.txt" ||
 	fail "live --view alloc exited $?"
-"$NUSKU" report --by function --format csv --limit 1000 "$F" >"$TMPD/fn.csv" 2>/dev/null ||
+"$NUSKU" report --by function --format csv --limit 1000 "$C" >"$TMPD/fn.csv" 2>/dev/null ||
 	fail "report --by function exited $?"
-"$NUSKU" report --by alloc-site --format csv --limit 1000 "$F" >"$TMPD/site.csv" 2>/dev/null ||
+"$NUSKU" report --by alloc-site --format csv --limit 1000 "$M" >"$TMPD/site.csv" 2>/dev/null ||
 	fail "report --by alloc-site exited $?"
 
 python3 - "$TMPD/cpu.txt" "$TMPD/alloc.txt" "$TMPD/fn.csv" "$TMPD/site.csv" <<'PY' ||
