@@ -51,15 +51,6 @@ static char *quoted_list(const char *list)
 	return out ? out : sqlite3_mprintf("''");
 }
 
-/* start + seconds as a time, saturated instead of wrapped (the command
- * line keeps seconds finite and under 2^63 ns; start comes from a file). */
-static int64_t after_start(int64_t start, double seconds)
-{
-	int64_t ns = (int64_t)(seconds * 1e9);
-
-	return start > INT64_MAX - ns ? INT64_MAX : start + ns;
-}
-
 int nsk_filter__apply(struct nsk_report *rep)
 {
 	const struct nsk_report_opts *o = rep->opts;
@@ -81,10 +72,10 @@ int nsk_filter__apply(struct nsk_report *rep)
 	}
 	if (o->since >= 0)
 		where = and(where, sqlite3_mprintf("time >= %lld",
-			(long long)after_start(start, o->since)));
+			(long long)nsk_load__after_start(start, o->since)));
 	if (o->until >= 0)
 		where = and(where, sqlite3_mprintf("time <= %lld",
-			(long long)after_start(start, o->until)));
+			(long long)nsk_load__after_start(start, o->until)));
 	if ((o->pids || o->tids || o->comms || o->since >= 0 || o->until >= 0)
 	    && !where) {
 		snprintf(rep->err, sizeof(rep->err), "out of memory");

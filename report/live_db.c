@@ -137,8 +137,8 @@ int nsk_live_db__pump(struct nsk_live_db *db, struct nsk_reader *r,
 	if (res == -EPIPE || (res < 0 && res != -EAGAIN))
 		db->ended = 1;
 	err = nsk_live_db__loader_commit(db, db->ended);
-	if (err >= 0 && !db->failed)
-		err = nsk_live_agg__prune(db, db->keep_ns);
+	if (err >= 0 && !db->failed && n)
+		err = nsk_live_agg__prune(db, db->keep_ns); /* (idle turns: nothing new) */
 	if (err < 0 && res >= 0)
 		res = err;
 	return res;

@@ -173,6 +173,11 @@ int nsk_load__select(struct nsk_load *ld, const struct nsk_load_select *want,
 int nsk_load__selected(struct nsk_load *ld, uint32_t pid, uint32_t tid,
 		       uint64_t time);
 void nsk_load_sel__free(struct nsk_load_sel *s);
+/* The time --since/--until SECONDS name: start + seconds, saturated
+ * instead of wrapped (the command line keeps seconds finite and under
+ * 2^63 ns; start comes from a file).  The one rule of the SQL filter
+ * (report/filter.c) and of the summing load's. */
+int64_t nsk_load__after_start(int64_t start, double seconds);
 
 /* A prepared statement for sql (a string constant: cached by address). */
 sqlite3_stmt *nsk_load__stmt(struct nsk_load *ld, const char *sql);

@@ -72,8 +72,7 @@ static int parse_names(const char *list, char ***out, size_t *n)
 	return 0;
 }
 
-/* start + seconds, saturated: filter.c's after_start. */
-static int64_t after_start(int64_t start, double seconds)
+int64_t nsk_load__after_start(int64_t start, double seconds)
 {
 	int64_t ns = (int64_t)(seconds * 1e9);
 
@@ -114,9 +113,9 @@ int nsk_load__select(struct nsk_load *ld, const struct nsk_load_select *want,
 	s->has_lo = want->since >= 0;
 	s->has_hi = want->until >= 0;
 	if (s->has_lo)
-		s->lo = after_start((int64_t)start, want->since);
+		s->lo = nsk_load__after_start((int64_t)start, want->since);
 	if (s->has_hi)
-		s->hi = after_start((int64_t)start, want->until);
+		s->hi = nsk_load__after_start((int64_t)start, want->until);
 	s->by_pid = !!want->pids;
 	s->by_tid = !!want->tids;
 	s->by_comm = !!want->comms;

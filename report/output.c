@@ -329,10 +329,11 @@ static void fit(struct table *t, int width)
 	/* Past whole names, a column gives way only when that makes the
 	 * table fit: the flexible ones first (as before), then the narrow
 	 * ones (comm, module, errnos), and a WHOLE one (the top caller)
-	 * never; otherwise the table is printed wider than asked, whole.  The columns that cannot give way
-	 * (numbers, syscall names) take 78 of 80 columns in --by syscall,
-	 * which cut "slow_pipe_read" to "s...read" and "sc-writer" to
-	 * "s...iter" for a row still past 80: the row lost its answer. */
+	 * never; otherwise the table is printed wider than asked, whole.
+	 * The columns that cannot give way (numbers, syscall names) take 78
+	 * of 80 columns in --by syscall, which cut "slow_pipe_read" to
+	 * "s...read" and "sc-writer" to "s...iter" for a row still past 80:
+	 * the row lost its answer. */
 	if (room(t, NSK_COL_NARROW | NSK_COL_FLEX, 8) >= excess) {
 		shrink(t, NSK_COL_FLEX, 8, 0, &excess);
 		shrink(t, NSK_COL_NARROW, 8, 0, &excess);
