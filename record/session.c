@@ -823,6 +823,8 @@ static int finish(struct nsk_session *s)
 	err = s->seg ? nsk_session__continuous_close(s) : nsk_writer__close(s->w);
 	s->w = NULL;
 	s->out_fd = -1;
+	if (!err)
+		nsk_stacks__store_cache(s->stk); /* the file is whole first */
 	if (err && !s->err)
 		return nsk_session__fail(s, err, "writing %s: %s", s->opts.output,
 					 strerror(-err));

@@ -9,6 +9,7 @@
 
 #include "record/own.h"
 #include "record/segments.h"
+#include "record/stacks/stacks.h"
 #include "record/session_int.h"
 
 /* The recording's cost up to the current segment's start. */
@@ -77,6 +78,8 @@ int nsk_session__continuous_tick(struct nsk_session *s, uint64_t now)
 	s->w = nsk_segments__writer(s->seg);
 	if (err && !s->err)
 		s->err = err;
+	if (!err) /* a recorder that runs for days leaves its copies early */
+		nsk_stacks__store_cache(s->stk);
 	return err;
 }
 

@@ -5,7 +5,9 @@
  * its .debug/ folder, and under /usr/lib/debug/ at the file's own folder.
  * A debug file found by name must carry the module's build-id (a stale one
  * from an older package would name the wrong functions).  Last, the one
- * debuginfod fetched, if it was asked to.
+ * debuginfod fetched, if it was asked to.  Before all of them, the copy
+ * of any of these that an earlier recording left decompressed in the
+ * cache; one found compressed is noted for the cache.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +20,7 @@
 #include <elfutils/libdwelf.h>
 #include <gelf.h>
 
+#include "record/stacks/debug_cache.h"
 #include "record/stacks/debuginfo.h"
 #include "record/stacks/debuginfod.h"
 
@@ -129,6 +132,11 @@ int nsk_debuginfo__find(Dwfl_Module *mod, void **userdata, const char *modname,
 
 	if (len < 0)
 		len = 0;
+	fd = di ? nsk_debug_cache__find(di->cache, bid, (size_t)len, path,
+					sizeof(path))
+		: -1;
+	if (fd >= 0)
+		goto found;
 	fd = find_local(file, debuglink_file, bid, (size_t)len, path, sizeof(path));
 	if (fd < 0 && di && di->dbgd && len > 0 &&
 	    (fetched = nsk_debuginfod__wait(di->dbgd, bid, (size_t)len))) {
@@ -138,6 +146,9 @@ int nsk_debuginfo__find(Dwfl_Module *mod, void **userdata, const char *modname,
 	}
 	if (fd < 0)
 		return -1;
+	if (di)
+		nsk_debug_cache__note(di->cache, fd, bid, (size_t)len);
+found:
 	*debuginfo_file_name = strdup(path);
 	if (di)
 		di->found = 1;
@@ -154,6 +165,11 @@ void nsk_debuginfo__prefetch(const struct nsk_debuginfo *di, Elf *elf,
 
 	if (!di->dbgd || !len)
 		return;
+	fd = nsk_debug_cache__find(di->cache, build_id, len, path, sizeof(path));
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
 	if (elf)
 		link = dwelf_elf_gnu_debuglink(elf, &crc);
 	fd = find_local(di->path, link, build_id, len, path, sizeof(path));

@@ -5,7 +5,8 @@
  * nsk_debuginfo__find is the find_debuginfo callback every Dwfl of the
  * recorder uses instead of dwfl_standard_find_debuginfo, which would ask
  * debuginfod servers itself, in the middle of a sample, for as long as
- * they take.
+ * they take.  A decompressed copy in the cache (debug_cache.h) comes
+ * before all of these.
  */
 #ifndef NUSKU_RECORD_DEBUGINFO_H
 #define NUSKU_RECORD_DEBUGINFO_H
@@ -16,12 +17,14 @@
 #include <elfutils/libdwfl.h>
 
 struct nsk_debuginfod;
+struct nsk_debug_cache;
 
 /* What the callback knows of a module: set as the Dwfl_Module's userdata
  * (dwfl_module_info).  A module without one is looked up locally only. */
 struct nsk_debuginfo {
 	const char *path;	     /* as the process names it, for debuglink */
 	struct nsk_debuginfod *dbgd; /* NULL: no fetching */
+	struct nsk_debug_cache *cache; /* NULL: no decompressed copies */
 	int found;		     /* a debug file was handed to libdwfl */
 };
 

@@ -451,6 +451,12 @@ struct nsk_kallsyms *nsk_stacks__kallsyms(struct nsk_stacks *st)
 	return st->ksyms;
 }
 
+void nsk_stacks__store_cache(struct nsk_stacks *st)
+{
+	if (st)
+		nsk_symbols__store_cache(st->syms);
+}
+
 struct nsk_symbols *nsk_stacks__symbols(struct nsk_stacks *st)
 {
 	return st->syms;

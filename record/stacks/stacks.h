@@ -54,6 +54,10 @@ int nsk_stacks__new(const struct nsk_sink *sink, const struct nsk_aspaces *as,
 		    const struct nsk_stacks_opts *opts, struct nsk_stacks **out);
 void nsk_stacks__free(struct nsk_stacks *st); /* NULL is fine */
 
+/* Once the recording is written: what later recordings may reuse goes
+ * into the cache (nsk_symbols__store_cache). */
+void nsk_stacks__store_cache(struct nsk_stacks *st);
+
 /* The symbolizer: the process room makes modules in it. */
 struct nsk_symbols *nsk_stacks__symbols(struct nsk_stacks *st);
 /* The recording's kallsyms, waiting for its loader if it is not done;

@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "record/stacks/debug_cache.h"
 #include "record/stacks/debuginfo.h"
 #include "record/stacks/debuginfod.h"
 #include "record/stacks/fde_ranges.h"
@@ -67,6 +68,7 @@ struct nsk_symbols {
 	struct nsk_module **mods;
 	size_t n;
 	struct nsk_debuginfod *dbgd; /* NULL: DEBUGINFOD_URLS unset */
+	struct nsk_debug_cache *cache; /* NULL: the cache is off */
 };
 
 static const Dwfl_Callbacks callbacks = {
@@ -103,6 +105,7 @@ int nsk_symbols__new(struct nsk_symbols **out)
 		return -ENOMEM;
 	}
 	s->dbgd = nsk_debuginfod__new();
+	s->cache = nsk_debug_cache__open();
 	*out = s;
 	return 0;
 }
@@ -139,6 +142,7 @@ void nsk_symbols__free(struct nsk_symbols *s)
 	nsk_debuginfod__free(s->dbgd); /* first: it may be in a module's Dwfl */
 	for (size_t i = 0; i < s->n; i++)
 		module_free(s->mods[i]);
+	nsk_debug_cache__free(s->cache);
 	free(s->mods);
 	nsk_intern__free(s->index);
 	free(s);
@@ -147,7 +151,7 @@ void nsk_symbols__free(struct nsk_symbols *s)
 /* Reads the PT_LOAD headers and the build-id; leaves dwmod NULL when the
  * file is not a readable ELF file. */
 static void module_open(struct nsk_module *m, const char *open_path,
-			struct nsk_debuginfod *dbgd)
+			const struct nsk_symbols *s)
 {
 	const unsigned char *bits;
 	GElf_Addr bits_vaddr;
@@ -167,7 +171,8 @@ static void module_open(struct nsk_module *m, const char *open_path,
 	if (!m->dwmod)
 		return;
 	m->di.path = m->path;
-	m->di.dbgd = dbgd;
+	m->di.dbgd = s->dbgd;
+	m->di.cache = s->cache;
 	dwfl_module_info(m->dwmod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	*userdata = &m->di;
 	elf = dwfl_module_getelf(m->dwmod, &m->bias);
@@ -217,7 +222,7 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 			if (m->dwfl)
 				dwfl_end(m->dwfl);
 			m->dwfl = NULL;
-			module_open(m, open_path, s->dbgd);
+			module_open(m, open_path, s);
 		}
 		return m;
 	}
@@ -240,13 +245,18 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 	if (!open_path && !strcmp(path, "[vdso]"))
 		open_path = nsk_vdso__path();
 	if (open_path)
-		module_open(m, open_path, s->dbgd);
+		module_open(m, open_path, s);
 	if (nsk_intern__add(s->index, key, plen + 8, s->n + 1)) {
 		module_free(m);
 		return NULL;
 	}
 	s->mods[s->n++] = m;
 	return m;
+}
+
+void nsk_symbols__store_cache(struct nsk_symbols *s)
+{
+	nsk_debug_cache__store(s->cache);
 }
 
 int nsk_module__fd(const struct nsk_module *m)

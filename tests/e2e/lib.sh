@@ -13,6 +13,11 @@ need_bpf() {
 # A scratch directory removed when the test exits.
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/nusku-test.XXXXXX")
 trap 'rm -rf "$TMPD"' EXIT
+# Each test its own symbol cache (record/stacks/cache_dir.h): none reads
+# what another left, and none writes into the home directory.  (Unit
+# tests run with the cache off: Makefile.am.)
+NUSKU_CACHE_DIR=$TMPD/nusku-cache
+export NUSKU_CACHE_DIR
 
 # assert_near ACTUAL EXPECTED TOLERANCE WHAT: |actual-expected| <= tolerance
 assert_near() {

@@ -1,0 +1,23 @@
+/* The recorder's cache directory: what one recording worked out that the
+ * next can reuse (record/stacks/debug_cache.h keeps debug files there).
+ *
+ * $NUSKU_CACHE_DIR when set (empty or "off": no cache), else
+ * $XDG_CACHE_HOME/nusku, else ~/.cache/nusku with ~ this user's home from
+ * the password database (not $HOME, which sudo may leave as the caller's).
+ * A root recorder reads what it finds there as trusted, so the directory
+ * and each subdirectory are made 0700, opened O_NOFOLLOW | O_DIRECTORY and
+ * checked through that fd: owned by this user, open to nobody else.  One
+ * that fails is refused, not repaired.
+ */
+#ifndef NUSKU_RECORD_CACHE_DIR_H
+#define NUSKU_RECORD_CACHE_DIR_H
+
+#include <stddef.h>
+
+/* The subdirectory sub of the cache directory, made if missing: its fd,
+ * and its path in path.  -ENOENT when the cache is off; another negative
+ * errno with a one-line reason in why when it cannot be used. */
+int nsk_cache_dir__open(const char *sub, char *path, size_t pathlen,
+			char *why, size_t whylen);
+
+#endif
