@@ -300,7 +300,8 @@ static int make_room(struct nsk_debug_cache *c, uint64_t need)
 		total += e[n].size;
 		n++;
 	}
-	qsort(e, n, sizeof(*e), by_use);
+	if (n)
+		qsort(e, n, sizeof(*e), by_use);
 	for (size_t i = 0; i < n && total + need > (uint64_t)c->max; i++)
 		if (!unlinkat(c->dir, e[i].name, 0))
 			total -= e[i].size;
