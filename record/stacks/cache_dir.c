@@ -10,6 +10,17 @@
 
 #include "record/stacks/cache_dir.h"
 
+void nsk_cache_dir__warn(int err, const char *why)
+{
+	static int warned;
+
+	if (err != -EPERM && err != -ELOOP && err != -ENOTDIR && err != -EINVAL)
+		return;
+	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "nusku: record: warning: symbol cache off: %s\n",
+			why);
+}
+
 /* The directory name under at, made 0700 if missing, open and checked. */
 static int open_owned(int at, const char *name, const char *path, char *why,
 		      size_t whylen)

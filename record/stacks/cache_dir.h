@@ -20,4 +20,12 @@
 int nsk_cache_dir__open(const char *sub, char *path, size_t pathlen,
 			char *why, size_t whylen);
 
+/* "nusku: record: warning: symbol cache off: WHY" on stderr, once per
+ * process however many parts of the cache find it unusable, when err (as
+ * nsk_cache_dir__open returned it) says the directory was refused: a link,
+ * a file, another user's or open to others, or a bad NUSKU_CACHE_DIR.  A
+ * directory this user cannot make or open (a read-only home, a recorder
+ * with fewer privileges than the cache's owner) is quietly no cache. */
+void nsk_cache_dir__warn(int err, const char *why);
+
 #endif

@@ -41,9 +41,7 @@ struct nsk_debug_cache *nsk_debug_cache__open(void)
 	c->dir = nsk_cache_dir__open("debug", c->path, sizeof(c->path), why,
 				     sizeof(why));
 	if (c->dir < 0) {
-		if (c->dir != -ENOENT)
-			fprintf(stderr, "nusku: record: warning: symbol cache off: "
-				"%s\n", why);
+		nsk_cache_dir__warn(c->dir, why);
 		free(c);
 		return NULL;
 	}

@@ -29,8 +29,8 @@
 
 struct nsk_debug_cache;
 
-/* NULL when the cache is off or cannot be used (the reason once on
- * stderr, unless it is only missing), or on ENOMEM. */
+/* NULL when the cache is off or cannot be used (a refused directory said
+ * once on stderr: nsk_cache_dir__warn), or on ENOMEM. */
 struct nsk_debug_cache *nsk_debug_cache__open(void);
 void nsk_debug_cache__free(struct nsk_debug_cache *c); /* accepts NULL */
 

@@ -1,5 +1,8 @@
 /* /proc/kallsyms as a sorted array of text symbols, looked up by binary
- * search.  Names and module names point into one arena per table. */
+ * search.  Names and module names point into one arena per table.  The
+ * kernel image's own part is kept between recordings (kallsyms_cache.c):
+ * a table read from there reads /proc/kallsyms whole only when asked about
+ * an address outside the image (a module, a BPF program). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -8,25 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record/stacks/cache_dir.h"
 #include "record/stacks/kallsyms.h"
-
-/* 16 bytes a symbol: a kernel has some 100,000 of them. */
-struct ksym {
-	uint64_t addr;
-	uint32_t name; /* offsets into the arena */
-	uint32_t module;
-};
-
-#define NO_OFFSET UINT32_MAX
-
-struct nsk_kallsyms {
-	struct ksym *syms;
-	size_t n, cap;
-	char *arena; /* all names, NUL-separated; grows geometrically */
-	size_t used, size;
-	uint64_t rodata, rodata_end; /* the kernel's read-only data, 0 unknown */
-	int err; /* why there are no symbols: see nsk_kallsyms__err() */
-};
+#include "record/stacks/kallsyms_int.h"
 
 /* Copies s into the arena; returns its offset, or NO_OFFSET. */
 static uint32_t save(struct nsk_kallsyms *k, const char *s)
@@ -80,6 +67,11 @@ void nsk_kallsyms__free(struct nsk_kallsyms *k)
 		return;
 	free(k->arena);
 	free(k->syms);
+	if (k->whole) {
+		nsk_kallsyms__free(k->whole->k);
+		pthread_mutex_destroy(&k->whole->lock);
+		free(k->whole);
+	}
 	free(k);
 }
 
@@ -261,15 +253,64 @@ done:
 	return 0;
 }
 
+int nsk_kallsyms__load_cached(struct nsk_kallsyms **out)
+{
+	char path[4096], why[256];
+	int dir = nsk_cache_dir__open("kernel", path, sizeof(path), why,
+				      sizeof(why));
+	int err;
+
+	if (dir < 0)
+		nsk_cache_dir__warn(dir, why);
+	if (dir >= 0 && !nsk_kallsyms_cache__read(dir, out)) {
+		close(dir);
+		return 0;
+	}
+	err = nsk_kallsyms__load(NULL, out);
+	if (!err && dir >= 0 && !(*out)->err)
+		nsk_kallsyms_cache__write(dir, *out);
+	if (dir >= 0)
+		close(dir);
+	return err;
+}
+
 int nsk_kallsyms__err(const struct nsk_kallsyms *k)
 {
 	return k ? k->err : -ENOENT;
+}
+
+/* The whole table behind one of the image alone, read on first need. */
+static const struct nsk_kallsyms *whole_of(const struct nsk_kallsyms *k)
+{
+	struct nsk_kallsyms_whole *w = k->whole;
+	struct nsk_kallsyms *full;
+
+	if (!w)
+		return NULL;
+	if (__atomic_load_n(&w->tried, __ATOMIC_ACQUIRE))
+		return w->k;
+	pthread_mutex_lock(&w->lock);
+	if (!w->tried) {
+		if (!nsk_kallsyms__load(NULL, &full) && !full->err)
+			w->k = full;
+		else if (full)
+			nsk_kallsyms__free(full);
+		__atomic_store_n(&w->tried, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return w->k;
 }
 
 int nsk_kallsyms__find(const struct nsk_kallsyms *k, uint64_t addr,
 		       const char **name, const char **module)
 {
 	size_t lo = 0, hi = k->n;
+	const struct nsk_kallsyms *w;
+
+	if (k->core_hi && (addr < k->core_lo || addr >= k->core_hi)) {
+		w = whole_of(k);
+		return w ? nsk_kallsyms__find(w, addr, name, module) : 0;
+	}
 
 	/* the last symbol at or below addr */
 	while (lo < hi) {
@@ -296,7 +337,7 @@ static void *load_thread(void *arg)
 {
 	struct nsk_kallsyms_loader *l = arg;
 
-	if (nsk_kallsyms__load(NULL, &l->k))
+	if (nsk_kallsyms__load_cached(&l->k))
 		l->k = NULL;
 	return NULL;
 }

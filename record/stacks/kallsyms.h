@@ -12,6 +12,10 @@ struct nsk_kallsyms;
  * error: kernel frames are then unresolved. */
 int nsk_kallsyms__load(const char *path, struct nsk_kallsyms **out);
 void nsk_kallsyms__free(struct nsk_kallsyms *k);
+/* The same from the cache when an earlier recording of this boot left the
+ * kernel image's symbols there (kallsyms_cache.c); else from /proc/kallsyms,
+ * leaving them in the cache.  Lookups answer as the whole table would. */
+int nsk_kallsyms__load_cached(struct nsk_kallsyms **out);
 
 /* Loading takes ~0.5 s: start it in a thread early, take it when the first
  * kernel frame needs it.  take() waits, returns NULL when loading failed,
