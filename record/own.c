@@ -35,6 +35,7 @@
 struct range {
 	uint64_t start, end;
 	int probe; /* 1 a probe program's image, -1 another kind's */
+	const char *name; /* as kallsyms names it; in names, never moved */
 };
 
 struct nsk_own {
@@ -51,6 +52,8 @@ struct nsk_own {
 	uint64_t next_ns;   /* the next window's start */
 	uint32_t *ids;	/* program ids seen (a program has one image) */
 	size_t nids, ids_cap;
+	char **names; /* one per program seen, freed with o */
+	size_t nnames, names_cap;
 	struct range *ranges; /* sorted by start */
 	size_t nranges, ranges_cap;
 	uint64_t scanned_ns; /* last scan, for rescans on a miss */
@@ -189,6 +192,9 @@ void nsk_own__free(struct nsk_own *o)
 	pthread_mutex_destroy(&o->lock);
 	free(o->ids);
 	free(o->ranges);
+	for (size_t i = 0; i < o->nnames; i++)
+		free(o->names[i]);
+	free(o->names);
 	free(o);
 }
 
@@ -273,6 +279,7 @@ static int learn(void *ctx, int fd)
 	__u64 *ksyms = NULL;
 	int kind;
 	__u32 *lens = NULL;
+	char *name, *p;
 	int err;
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
@@ -299,10 +306,23 @@ static int learn(void *ctx, int fd)
 		if (bpf_obj_get_info_by_fd(fd, &info, &len))
 			n = 0;
 	}
-	err = grow((void **)&o->ids, &o->ids_cap, o->nids, sizeof(*o->ids));
+	err = grow((void **)&o->ids, &o->ids_cap, o->nids, sizeof(*o->ids)) ?:
+	      grow((void **)&o->names, &o->names_cap, o->nnames, sizeof(*o->names));
 	if (err)
 		goto cleanup;
 	o->ids[o->nids++] = info.id;
+	/* kallsyms' name for it: bpf_prog_TAG_NAME (kernel/bpf/core.c) */
+	name = malloc(sizeof("bpf_prog__") + 2 * BPF_TAG_SIZE + BPF_OBJ_NAME_LEN);
+	if (!name) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	p = name + sprintf(name, "bpf_prog_");
+	for (int i = 0; i < BPF_TAG_SIZE; i++)
+		p += sprintf(p, "%02x", info.tag[i]);
+	if (info.name[0])
+		sprintf(p, "_%.*s", BPF_OBJ_NAME_LEN - 1, info.name);
+	o->names[o->nnames++] = name;
 	for (__u32 i = 0; i < n; i++) {
 		if (!ksyms[i] || !lens[i])
 			continue; /* addresses hidden (kptr_restrict) */
@@ -311,7 +331,8 @@ static int learn(void *ctx, int fd)
 		if (err)
 			goto cleanup;
 		o->ranges[o->nranges++] = (struct range){ ksyms[i],
-							  ksyms[i] + lens[i], kind };
+							  ksyms[i] + lens[i], kind,
+							  name };
 	}
 	err = 0;
 cleanup:
@@ -369,7 +390,7 @@ int nsk_own__rescan(struct nsk_own *o)
 	return nsk_own__scan(o);
 }
 
-int nsk_own__prog_at(const struct nsk_own *o, uint64_t addr)
+static const struct range *range_at(const struct nsk_own *o, uint64_t addr)
 {
 	size_t lo = 0, hi = o ? o->nranges : 0;
 
@@ -381,9 +402,26 @@ int nsk_own__prog_at(const struct nsk_own *o, uint64_t addr)
 		else if (addr >= o->ranges[mid].end)
 			lo = mid + 1;
 		else
-			return o->ranges[mid].probe;
+			return &o->ranges[mid];
 	}
-	return 0;
+	return NULL;
+}
+
+int nsk_own__prog_at(const struct nsk_own *o, uint64_t addr)
+{
+	const struct range *r = range_at(o, addr);
+
+	return r ? r->probe : 0;
+}
+
+int nsk_own__name_at(const struct nsk_own *o, uint64_t addr, const char **name)
+{
+	const struct range *r = range_at(o, addr);
+
+	if (!r)
+		return 0;
+	*name = r->name;
+	return 1;
 }
 
 /* The functions that exist to run probes.  A uprobe in the target is

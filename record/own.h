@@ -48,6 +48,9 @@ int nsk_own__rescan(struct nsk_own *o);
  * probe-type program of another tracer), -1 inside another kind of
  * program's (cgroup, socket, XDP), 0 in no image a scan saw. */
 int nsk_own__prog_at(const struct nsk_own *o, uint64_t addr);
+/* The name kallsyms gives the program whose image holds addr
+ * (bpf_prog_TAG_NAME), valid while o is; 0 when no scan saw one there. */
+int nsk_own__name_at(const struct nsk_own *o, uint64_t addr, const char **name);
 
 /* 1 when a kernel function is part of the machinery that runs probes
  * (uprobe breakpoints and return trampolines, BPF tracepoint and perf

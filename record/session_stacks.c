@@ -51,10 +51,28 @@ static struct nsk_aspace *as_reread(void *ctx, uint32_t pid, uint64_t time)
 	return nsk_proc__reread(ctx, pid, time);
 }
 
+/* A kernel address outside the image: a BPF program's, by the scans of
+ * record/own.c, looked at again for one loaded since (at most every
+ * 100 ms).  Called from the session's thread, where own is scanned. */
+static int bpf_name(void *ctx, uint64_t addr, const char **name,
+		    const char **module)
+{
+	struct nsk_session *s = ctx;
+
+	if (!nsk_own__name_at(s->own, addr, name)) {
+		nsk_own__rescan(s->own);
+		if (!nsk_own__name_at(s->own, addr, name))
+			return 0;
+	}
+	*module = "bpf";
+	return 1;
+}
+
 int nsk_session__stacks_init(struct nsk_session *s)
 {
 	struct nsk_aspaces as = { s, as_sync, as_at, as_newest, as_reread };
-	struct nsk_stacks_opts opts = { s->opts.call_graph, s->opts.kernel_stacks };
+	struct nsk_stacks_opts opts = { s->opts.call_graph, s->opts.kernel_stacks,
+					bpf_name, s };
 	int err;
 
 	s->sink = (struct nsk_sink){ s, sink_emit, sink_string, sink_lost };

@@ -274,6 +274,15 @@ int nsk_kallsyms__load_cached(struct nsk_kallsyms **out)
 	return err;
 }
 
+void nsk_kallsyms__set_outside(struct nsk_kallsyms *k, nsk_kallsyms_outside_fn fn,
+			       void *ctx)
+{
+	if (k) {
+		k->outside = fn;
+		k->outside_ctx = ctx;
+	}
+}
+
 int nsk_kallsyms__err(const struct nsk_kallsyms *k)
 {
 	return k ? k->err : -ENOENT;
@@ -308,6 +317,8 @@ int nsk_kallsyms__find(const struct nsk_kallsyms *k, uint64_t addr,
 	const struct nsk_kallsyms *w;
 
 	if (k->core_hi && (addr < k->core_lo || addr >= k->core_hi)) {
+		if (k->outside && k->outside(k->outside_ctx, addr, name, module))
+			return 1;
 		w = whole_of(k);
 		return w ? nsk_kallsyms__find(w, addr, name, module) : 0;
 	}

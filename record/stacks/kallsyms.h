@@ -17,6 +17,17 @@ void nsk_kallsyms__free(struct nsk_kallsyms *k);
  * leaving them in the cache.  Lookups answer as the whole table would. */
 int nsk_kallsyms__load_cached(struct nsk_kallsyms **out);
 
+/* For a table from the cache: who else may name an address outside the
+ * kernel image before /proc/kallsyms is read whole for it.  The session
+ * names BPF programs' images so (record/own.h): every off-CPU stack and
+ * every sample in a probe has one, and reading /proc/kallsyms for them
+ * would undo the cache.  fn gives 1 with the name and module ("bpf") as
+ * kallsyms would, 0 when it does not know the address. */
+typedef int (*nsk_kallsyms_outside_fn)(void *ctx, uint64_t addr,
+				       const char **name, const char **module);
+void nsk_kallsyms__set_outside(struct nsk_kallsyms *k, nsk_kallsyms_outside_fn fn,
+			       void *ctx);
+
 /* Loading takes ~0.5 s: start it in a thread early, take it when the first
  * kernel frame needs it.  take() waits, returns NULL when loading failed,
  * and frees the loader; free() of a loader never taken is fine. */

@@ -34,6 +34,8 @@ struct nsk_kallsyms {
 	 * NULL for a table read whole. */
 	uint64_t core_lo, core_hi;
 	struct nsk_kallsyms_whole *whole;
+	nsk_kallsyms_outside_fn outside; /* asked before whole: see kallsyms.h */
+	void *outside_ctx;
 };
 
 /* The image's part of the cache in directory dir: 0 and a table, or a

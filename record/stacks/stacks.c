@@ -444,6 +444,8 @@ struct nsk_kallsyms *nsk_stacks__kallsyms(struct nsk_stacks *st)
 		if (!st->ksyms_tried) {
 			st->ksyms = nsk_kallsyms__take(st->ksyms_loader);
 			st->ksyms_loader = NULL;
+			nsk_kallsyms__set_outside(st->ksyms, st->opts.kernel_outside,
+						  st->opts.kernel_outside_ctx);
 			__atomic_store_n(&st->ksyms_tried, 1, __ATOMIC_RELEASE);
 		}
 		pthread_mutex_unlock(&st->ksyms_lock);

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "record/stacks/kallsyms.h"
+
 struct nsk_sink;
 struct nsk_stacks;
 struct nsk_aspace;
@@ -48,6 +50,9 @@ enum nsk_call_graph {
 struct nsk_stacks_opts {
 	int call_graph;	   /* enum nsk_call_graph (record/session.h) */
 	int kernel_stacks; /* load kallsyms (in a thread, from now) */
+	/* handed to the kallsyms table (nsk_kallsyms__set_outside) */
+	nsk_kallsyms_outside_fn kernel_outside;
+	void *kernel_outside_ctx;
 };
 
 int nsk_stacks__new(const struct nsk_sink *sink, const struct nsk_aspaces *as,

@@ -4,7 +4,8 @@
  * the whole table does (at each symbol, one byte either side, and between
  * symbols), reading /proc/kallsyms only for addresses outside the image;
  * a cache file that is cut short, of another boot, writable by others or
- * a symbolic link is not read (and the link is replaced, not followed).  Needs the addresses (root); skips without. */
+ * a symbolic link is not read (and the link is replaced, not followed).
+ * An address the session names (a BPF program's) needs no whole read.  Needs the addresses (root); skips without. */
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -94,6 +95,40 @@ START_TEST(test_same_answers)
 }
 END_TEST
 
+static uint64_t fake_addr;
+
+static int fake_outside(void *ctx, uint64_t addr, const char **name,
+			const char **module)
+{
+	(void)ctx;
+	if (addr != fake_addr)
+		return 0;
+	*name = "bpf_prog_0123456789abcdef_fake";
+	*module = "bpf";
+	return 1;
+}
+
+/* What the outside hook names needs no /proc/kallsyms; the rest does. */
+START_TEST(test_outside_hook)
+{
+	struct nsk_kallsyms *k;
+	const char *name, *mod;
+
+	nsk_kallsyms__free(cached()); /* a good file in place */
+	k = cached();
+	ck_assert_uint_ne(k->core_hi, 0);
+	nsk_kallsyms__set_outside(k, fake_outside, NULL);
+	fake_addr = k->core_hi + (1 << 20);
+	ck_assert_int_eq(nsk_kallsyms__find(k, fake_addr, &name, &mod), 1);
+	ck_assert_str_eq(name, "bpf_prog_0123456789abcdef_fake");
+	ck_assert_str_eq(mod, "bpf");
+	ck_assert_int_eq(k->whole->tried, 0);
+	nsk_kallsyms__find(k, fake_addr + 1, &name, &mod);
+	ck_assert_int_eq(k->whole->tried, 1);
+	nsk_kallsyms__free(k);
+}
+END_TEST
+
 /* a table read whole, i.e. the cache file was not taken */
 static void not_taken(const char *what)
 {
@@ -174,6 +209,7 @@ int main(void)
 	setenv("NUSKU_CACHE_DIR", dir, 1);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_same_answers);
+	tcase_add_test(tc, test_outside_hook);
 	tcase_add_test(tc, test_refused_files);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
