@@ -31,6 +31,7 @@
 #include "record/stacks/gosym.h"
 #include "record/stacks/intern.h"
 #include "record/stacks/symbols.h"
+#include "record/stacks/unwind_rules.h"
 #include "record/stacks/vdso.h"
 
 /* From libstdc++ (the C++ ABI); declared here so this file stays C. */
@@ -61,6 +62,8 @@ struct nsk_module {
 	int fde_tried;
 	struct nsk_symtab *symtab; /* sorted symbols, on first need */
 	int symtab_tried;
+	struct nsk_unwind_rules *rules; /* by vaddr, on first need */
+	int rules_tried;
 };
 
 struct nsk_symbols {
@@ -126,6 +129,7 @@ static void module_free(struct nsk_module *m)
 	nsk_gosym__free(m->go);
 	nsk_fde_ranges__free(m->fde); /* before its Elf ends with the Dwfl */
 	nsk_symtab__free(m->symtab);
+	nsk_unwind_rules__free(m->rules); /* before the Dwfl its CFI is in */
 	if (m->fd >= 0)
 		close(m->fd);
 	if (m->dwfl)
@@ -257,6 +261,25 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 void nsk_symbols__store_cache(struct nsk_symbols *s)
 {
 	nsk_debug_cache__store(s->cache);
+}
+
+int nsk_module__unwind_rule(struct nsk_module *m, uint64_t vaddr,
+			    struct nsk_unwind_rule *out)
+{
+	Dwarf_Addr bias;
+
+	if (!m->rules_tried) {
+		m->rules_tried = 1;
+		/* .eh_frame only: .debug_frame would be looked for in debug
+		 * files, through debuginfod too, in the middle of a walk */
+		if (m->dwmod && dwfl_module_eh_cfi(m->dwmod, &bias) &&
+		    nsk_unwind_rules__new(&m->rules))
+			m->rules = NULL;
+	}
+	if (!m->rules)
+		return 0;
+	*out = *nsk_unwind_rules__at(m->rules, m->dwfl, vaddr);
+	return 1;
 }
 
 int nsk_module__fd(const struct nsk_module *m)

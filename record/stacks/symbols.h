@@ -41,6 +41,14 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 				       const char *open_path, uint64_t ino);
 
 const char *nsk_module__path(const struct nsk_module *m);
+
+struct nsk_unwind_rule;
+/* The CFI rule at the module's vaddr (record/stacks/unwind_rules.h),
+ * learned once for every process that maps the file: 1, or 0 when the
+ * module has no .eh_frame to learn it from (then each address space asks
+ * libdw itself). */
+int nsk_module__unwind_rule(struct nsk_module *m, uint64_t vaddr,
+			    struct nsk_unwind_rule *out);
 /* The open file (the module keeps it), -1 when it could not be opened. */
 int nsk_module__fd(const struct nsk_module *m);
 const char *nsk_module__name(const struct nsk_module *m); /* basename */

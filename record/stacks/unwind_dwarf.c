@@ -112,6 +112,19 @@ static void cached_clear(struct cached *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* A rule for pc of c's address space from the module mapped there. */
+static int module_rule(void *ctx, uint64_t pc, struct nsk_unwind_rule *out)
+{
+	struct cached *c = ctx;
+	struct nsk_map *m = c->as ? nsk_aspace__find(c->as, pc) : NULL;
+
+	if (!m || !m->file || !m->mod)
+		return 0;
+	return nsk_module__unwind_rule(m->mod,
+				       nsk_module__vaddr(m->mod, pc - m->start + m->pgoff),
+				       out);
+}
+
 /* Reports each file-backed module of as where it is mapped: the base is
  * where file offset 0 would be, as perf does for its libdw unwinder. */
 static int build(struct cached *c, struct nsk_aspace *as)
@@ -120,6 +133,7 @@ static int build(struct cached *c, struct nsk_aspace *as)
 
 	if (nsk_unwind_rules__new(&c->rules))
 		return -ENOMEM;
+	nsk_unwind_rules__set_source(c->rules, module_rule, c);
 	c->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!c->dwfl)
 		return -ENOMEM;

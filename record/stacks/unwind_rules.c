@@ -17,7 +17,16 @@ struct nsk_unwind_rules {
 	struct nsk_unwind_rule *slots;
 	uint32_t n; /* slots, a power of two */
 	uint32_t used;
+	nsk_unwind_rule_source_fn source; /* asked before libdw; NULL none */
+	void *source_ctx;
 };
+
+void nsk_unwind_rules__set_source(struct nsk_unwind_rules *r,
+				  nsk_unwind_rule_source_fn fn, void *ctx)
+{
+	r->source = fn;
+	r->source_ctx = ctx;
+}
 
 int nsk_unwind_rules__new(struct nsk_unwind_rules **out)
 {
@@ -170,7 +179,9 @@ const struct nsk_unwind_rule *nsk_unwind_rules__at(struct nsk_unwind_rules *r,
 		return nsk_unwind_rules__at(r, dwfl, pc);
 	}
 	r->slots[i].pc = pc;
-	learn(dwfl, &r->slots[i]);
+	if (!r->source || !r->source(r->source_ctx, pc, &r->slots[i]))
+		learn(dwfl, &r->slots[i]);
+	r->slots[i].pc = pc;
 	r->used++;
 	return &r->slots[i];
 }

@@ -65,6 +65,15 @@ static inline int nsk_unwind_rule__fp(const struct nsk_unwind_rule *ru)
 }
 
 int nsk_unwind_rules__new(struct nsk_unwind_rules **out);
+
+/* Where a table asks first for a rule it lacks, before libdw: fills *out
+ * (its pc is set again after) and gives 1, or 0 to leave it to libdw.
+ * An address space's table asks its modules' own tables, which learn a
+ * pc once for every process mapping the file (record/stacks/unwind_dwarf.c). */
+typedef int (*nsk_unwind_rule_source_fn)(void *ctx, uint64_t pc,
+					 struct nsk_unwind_rule *out);
+void nsk_unwind_rules__set_source(struct nsk_unwind_rules *r,
+				  nsk_unwind_rule_source_fn fn, void *ctx);
 void nsk_unwind_rules__free(struct nsk_unwind_rules *r); /* NULL is fine */
 
 /* Unwinds as nsk_unwinder__unwind does (same arguments, same results:
