@@ -30,7 +30,8 @@ enum { DW_X86_64_RBP = 6, DW_X86_64_RSP = 7 };
 
 struct cached {
 	struct nsk_aspace *as; /* a reference: the pointer stays unique */
-	Dwfl *dwfl;
+	Dwfl *dwfl; /* made when libdw is needed (dwfl_of); NULL until then */
+	int dwfl_tried;
 	struct nsk_unwind_rules *rules; /* walks done without libdw */
 	uint64_t used;
 	/* The sample being unwound: what the callbacks read. */
@@ -112,31 +113,22 @@ static void cached_clear(struct cached *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* A rule for pc of c's address space from the module mapped there. */
-static int module_rule(void *ctx, uint64_t pc, struct nsk_unwind_rule *out)
+/* Reports each file-backed module of c's address space where it is
+ * mapped: the base is where file offset 0 would be, as perf does for its
+ * libdw unwinder.  Made on first need only: most walks go by the rules,
+ * and a process that lives a moment (a compiler's) would pay an ELF
+ * handle per library for nothing.  NULL when it cannot be made. */
+static Dwfl *dwfl_of(struct cached *c)
 {
-	struct cached *c = ctx;
-	struct nsk_map *m = c->as ? nsk_aspace__find(c->as, pc) : NULL;
-
-	if (!m || !m->file || !m->mod)
-		return 0;
-	return nsk_module__unwind_rule(m->mod,
-				       nsk_module__vaddr(m->mod, pc - m->start + m->pgoff),
-				       out);
-}
-
-/* Reports each file-backed module of as where it is mapped: the base is
- * where file offset 0 would be, as perf does for its libdw unwinder. */
-static int build(struct cached *c, struct nsk_aspace *as)
-{
+	struct nsk_aspace *as = c->as;
 	int reported = 0;
 
-	if (nsk_unwind_rules__new(&c->rules))
-		return -ENOMEM;
-	nsk_unwind_rules__set_source(c->rules, module_rule, c);
+	if (c->dwfl || c->dwfl_tried)
+		return c->dwfl;
+	c->dwfl_tried = 1;
 	c->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!c->dwfl)
-		return -ENOMEM;
+		return NULL;
 	dwfl_report_begin(c->dwfl);
 	for (size_t i = 0; i < as->n; i++) {
 		const struct nsk_map *m = &as->maps[i];
@@ -159,11 +151,36 @@ static int build(struct cached *c, struct nsk_aspace *as)
 			reported++;
 	}
 	dwfl_report_end(c->dwfl, NULL, NULL);
-	if (!reported)
-		return -ENOENT;
-	if (!dwfl_attach_state(c->dwfl, NULL, (pid_t)as->pid,
-			       &thread_callbacks, c))
-		return -ENOEXEC;
+	if (!reported || !dwfl_attach_state(c->dwfl, NULL, (pid_t)as->pid,
+					    &thread_callbacks, c)) {
+		dwfl_end(c->dwfl);
+		c->dwfl = NULL;
+	}
+	return c->dwfl;
+}
+
+/* A rule for pc of c's address space: from the module mapped there, or
+ * from libdw when that module cannot say. */
+static int module_rule(void *ctx, uint64_t pc, struct nsk_unwind_rule *out)
+{
+	struct cached *c = ctx;
+	struct nsk_map *m = nsk_aspace__find(c->as, pc);
+
+	if (m && m->file && m->mod &&
+	    nsk_module__unwind_rule(m->mod,
+				    nsk_module__vaddr(m->mod, pc - m->start + m->pgoff),
+				    out))
+		return 1;
+	out->pc = pc;
+	nsk_unwind_rules__learn(dwfl_of(c), out);
+	return 1;
+}
+
+static int build(struct cached *c, struct nsk_aspace *as)
+{
+	if (nsk_unwind_rules__new(&c->rules))
+		return -ENOMEM;
+	nsk_unwind_rules__set_source(c->rules, module_rule, c);
 	c->as = nsk_aspace__get(as);
 	return 0;
 }
@@ -261,6 +278,10 @@ int nsk_unwinder__unwind(struct nsk_unwinder *u, struct nsk_aspace *as,
 			u->stats.truncated += rc >= 1;
 			return rc;
 		}
+	}
+	if (!dwfl_of(c)) {
+		u->stats.failed++;
+		return -ENOENT;
 	}
 	c->regs = regs;
 	c->stack = stack;

@@ -72,10 +72,17 @@ static struct lazy known(uint64_t v)
  * into another module (a program's main into libc's start code, a
  * thread's function into start_thread), it is taken for the end: what the
  * frame-pointer walk alone would have, for no copy. */
-static int fp_ended(const struct nsk_fp_walk *fp, Dwfl *dwfl, uint64_t prev,
-		    uint64_t pc)
+static const struct nsk_module *file_at(struct nsk_aspace *as, uint64_t addr)
 {
-	return fp->end && dwfl_addrmodule(dwfl, prev) != dwfl_addrmodule(dwfl, pc);
+	const struct nsk_map *m = nsk_aspace__find(as, addr);
+
+	return m && m->file ? m->mod : NULL;
+}
+
+static int fp_ended(const struct nsk_fp_walk *fp, struct nsk_aspace *as,
+		    uint64_t prev, uint64_t pc)
+{
+	return fp->end && file_at(as, prev) != file_at(as, pc);
 }
 
 int nsk_unwind__mapped_without_cfi(const struct nsk_unwind_rule *ru,
@@ -134,7 +141,7 @@ int nsk_unwind_mixed__walk(struct nsk_unwind_rules *r, Dwfl *dwfl,
 			chained = 1;
 		} else if (chained && (uint64_t)c + 1 == fp->n && !fp->cut &&
 			   !nsk_unwind_rule__fp(ru) &&
-			   fp_ended(fp, dwfl, prev, pc - 1)) {
+			   fp_ended(fp, as, prev, pc - 1)) {
 			break;
 		} else {
 			if (ru->kind == NSK_RULE_OTHER)

@@ -110,9 +110,9 @@ static int reg_rule(Dwarf_Frame *f, int regno, int32_t *off)
 }
 
 /* Asks libdw for the rule at pc; NSK_RULE_OTHER when it has another shape. */
-static void learn(Dwfl *dwfl, struct nsk_unwind_rule *ru)
+void nsk_unwind_rules__learn(Dwfl *dwfl, struct nsk_unwind_rule *ru)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(dwfl, ru->pc);
+	Dwfl_Module *mod;
 	Dwarf_Addr bias, start, end;
 	Dwarf_Frame *f = NULL;
 	Dwarf_CFI *cfi = NULL;
@@ -122,6 +122,9 @@ static void learn(Dwfl *dwfl, struct nsk_unwind_rule *ru)
 	int ra, bp;
 
 	ru->kind = NSK_RULE_NONE;
+	if (!dwfl)
+		return;
+	mod = dwfl_addrmodule(dwfl, ru->pc);
 	if (mod)
 		cfi = dwfl_module_eh_cfi(mod, &bias);
 	if (mod && !cfi)
@@ -180,7 +183,7 @@ const struct nsk_unwind_rule *nsk_unwind_rules__at(struct nsk_unwind_rules *r,
 	}
 	r->slots[i].pc = pc;
 	if (!r->source || !r->source(r->source_ctx, pc, &r->slots[i]))
-		learn(dwfl, &r->slots[i]);
+		nsk_unwind_rules__learn(dwfl, &r->slots[i]);
 	r->slots[i].pc = pc;
 	r->used++;
 	return &r->slots[i];

@@ -69,9 +69,14 @@ int nsk_unwind_rules__new(struct nsk_unwind_rules **out);
 /* Where a table asks first for a rule it lacks, before libdw: fills *out
  * (its pc is set again after) and gives 1, or 0 to leave it to libdw.
  * An address space's table asks its modules' own tables, which learn a
- * pc once for every process mapping the file (record/stacks/unwind_dwarf.c). */
+ * pc once for every process mapping the file, and only for a module
+ * without .eh_frame its own Dwfl, made then (record/stacks/unwind_dwarf.c);
+ * the dwfl handed to the calls below may then be NULL. */
 typedef int (*nsk_unwind_rule_source_fn)(void *ctx, uint64_t pc,
 					 struct nsk_unwind_rule *out);
+/* What a table does without a source: asks libdw (dwfl's modules) for the
+ * rule at ru->pc.  NSK_RULE_NONE when dwfl is NULL. */
+void nsk_unwind_rules__learn(Dwfl *dwfl, struct nsk_unwind_rule *ru);
 void nsk_unwind_rules__set_source(struct nsk_unwind_rules *r,
 				  nsk_unwind_rule_source_fn fn, void *ctx);
 void nsk_unwind_rules__free(struct nsk_unwind_rules *r); /* NULL is fine */
