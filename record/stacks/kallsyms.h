@@ -28,9 +28,10 @@ typedef int (*nsk_kallsyms_outside_fn)(void *ctx, uint64_t addr,
 void nsk_kallsyms__set_outside(struct nsk_kallsyms *k, nsk_kallsyms_outside_fn fn,
 			       void *ctx);
 
-/* Loading takes ~0.5 s: start it in a thread early, take it when the first
- * kernel frame needs it.  take() waits, returns NULL when loading failed,
- * and frees the loader; free() of a loader never taken is fine. */
+/* nsk_kallsyms__load_cached in a thread (reading /proc/kallsyms whole
+ * takes some 60 ms of CPU): start it early, take it when the first kernel
+ * frame needs it.  take() waits, returns NULL when loading failed, and
+ * frees the loader; free() of a loader never taken is fine. */
 struct nsk_kallsyms_loader;
 int nsk_kallsyms__load_async(struct nsk_kallsyms_loader **out);
 struct nsk_kallsyms *nsk_kallsyms__take(struct nsk_kallsyms_loader *l);
