@@ -101,10 +101,13 @@ echo "ok: linked and open cache directories refused; off is quiet"
 # would not fit is not made
 mv "$TMPD/saved.debug" "$S.debug"
 export NUSKU_CACHE_DIR="$C"
+# The room asked for is about the copy's size (at least the copy, at most
+# the copy plus the compressed bytes, which are fewer than half of it):
+# beside an old copy as large, a limit of 1.5 copies fits it only alone.
 size=$(stat -c %s "$TMPD/good.debug")
-head -c 4096 /dev/zero > "$C/debug/0000.debug"
+head -c "$size" /dev/zero > "$C/debug/0000.debug"
 touch -d '2 days ago' "$C/debug/0000.debug"
-NUSKU_CACHE_MAX=$((size + 3 * 4096)) record_hot "$S" "$TMPD/9.nsk" 1
+NUSKU_CACHE_MAX=$((size * 3 / 2)) record_hot "$S" "$TMPD/9.nsk" 1
 [ -f "$COPY" ] || fail "no copy made within the limit"
 [ ! -e "$C/debug/0000.debug" ] || fail "the old copy was not removed for the new one"
 rm -f "$COPY"
