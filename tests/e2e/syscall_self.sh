@@ -30,10 +30,10 @@ meta() {
 # every-call run (--syscall-sample 1ns) charges each call its own time:
 # path_a's share of getpid time is about 25%.  The sampled run takes a
 # point per ~20 us of syscall time (~3500 points here; the default 100 us
-# is the same estimator with 5x fewer points): path_a's share must be
-# within 5 percentage points of the every-call run's (about 7 standard
-# deviations) and its estimated calls within 15% (about 4.5: the number of
-# points that land on path_a varies most).  Counts are exact in both.
+# is the same estimator with 5x fewer points): path_a's estimated calls
+# must be within 15% of N (about 4.5 standard deviations: the number of
+# points that land on path_a varies most), and both runs' time shares near
+# the calls' 25% (below).  Counts are exact in both.
 # Stacks by frame pointers and the wrapper's caller found on the stack
 # (--call-graph fp): what is tested is the sampling, not the unwinder
 # (whose first DWARF walk in a fresh address space can go through libdw's
@@ -65,8 +65,14 @@ done
 read ea eb eo en < "$TMPD/every.share"
 read sa sb so sn < "$TMPD/sampled.share"
 [ "$en" = "$N" ] || fail "every call: path_a charged $en calls, expected $N"
-assert_near "$ea" 25 5 "every call: path_a's share of getpid time"
-assert_near "$sa" "$ea" 5 "sampled: path_a's share against every call"
+# The calls are alike, so time splits as the calls do (25%), but only up
+# to what lands inside them: on a loaded machine an interrupt or a
+# preemption in a few of path_a's 0.3 us calls moved its share of the
+# every-call run to 33% (CI, 08f6325), while its calls stayed exact.  So
+# each run's share is held against the calls' 25% within 10 points, and
+# the two runs are not held to each other (each has its own interruptions).
+assert_near "$ea" 25 10 "every call: path_a's share of getpid time"
+assert_near "$sa" 25 10 "sampled: path_a's share of getpid time"
 assert_near "$sn" "$N" $((N * 15 / 100)) "sampled: path_a's estimated calls"
 awk -v o="$so" 'BEGIN { exit !(o <= 5) }' ||
 	fail "sampled: $so% of getpid time on neither path: $(grep getpid "$TMPD/sampled.path.csv" | grep -v 'path_[ab]')"
