@@ -64,6 +64,16 @@ int nsk_load__record(struct nsk_load *ld, const struct nsk_record *rec)
 		ld->n.ignored++;
 		return 0;
 	}
+	if (ld->runs) {
+		struct nsk_record moved;
+		int err = nsk_load__run_ids(ld, rec, &moved);
+
+		if (err)
+			return err;
+		if (ld->skip & (1ull << rec->type))
+			return skip_record(ld, &moved);
+		return nsk_load__table[rec->type](ld, &moved);
+	}
 	if (ld->skip & (1ull << rec->type))
 		return skip_record(ld, rec);
 	return nsk_load__table[rec->type](ld, rec);
@@ -124,6 +134,8 @@ int nsk_load__finish(struct nsk_load *ld, const char *file,
 		err = err ?: put_int(ld, "format_major", info->major);
 		err = err ?: put_int(ld, "format_minor", info->minor);
 	}
+	if (ld->runs)
+		err = err ?: put_int(ld, "recorder_runs", ld->runs);
 	err = err ?: put_int(ld, "time_start_ns", (int64_t)start);
 	err = err ?: put_int(ld, "time_end_ns", (int64_t)end);
 	err = err ?: put_int(ld, "records", (int64_t)n->records);
@@ -194,5 +206,6 @@ void nsk_load__free(struct nsk_load *ld)
 	nsk_strtab__release(&ld->comms);
 	nsk_idmap__release(&ld->tid_comm);
 	nsk_idmap__release(&ld->pid_comm);
+	free(ld->run_frames);
 	free(ld);
 }

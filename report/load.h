@@ -86,6 +86,14 @@ struct nsk_load {
 	struct nsk_load_sel *sel;  /* load_select.c; NULL: every event */
 	uint64_t skip;		   /* record types not loaded: 1 << type */
 	uint64_t skipped[NSK_REC_TYPE_MAX]; /* records of them, by type */
+	/* recorder runs (load_runs.c); 0: one file, ids as they are */
+	unsigned runs;
+	uint64_t run_base;   /* added to this run's ids */
+	uint64_t run_id_max; /* the highest id so far, moved */
+	uint64_t *run_frames; /* a stack's frame ids, moved */
+	uint32_t run_frames_cap;
+	int64_t run_clock_off; /* the first run's realtime - monotonic */
+	int run_clock_known, run_clock_pending;
 	char err[256];
 };
 
@@ -141,6 +149,17 @@ int nsk_load__file_alloc(sqlite3 *db, const char *file, uint64_t skip,
  * The file loaders above come here for a directory or "DIR@FROM..TO". */
 int nsk_load__segments(sqlite3 *db, const char *dir, const char *from,
 		       const char *until, uint64_t skip, char *msg, size_t len);
+/* Segments of more than one recorder run (load_runs.c).  nsk_load__new_run
+ * before the first record of each run, the first included: from then on
+ * nsk_load__record moves every run's frame, stack, mapping and connection
+ * ids past the ones before (nsk_load__run_ids: *out is in with its ids
+ * moved), and a new run forgets the string ids of the one before.  A run
+ * whose clock is not the first run's (a reboot between) is refused by
+ * nsk_load__run_clock, which the clock handler calls: -EXDEV. */
+int nsk_load__new_run(struct nsk_load *ld);
+int nsk_load__run_ids(struct nsk_load *ld, const struct nsk_record *in,
+		      struct nsk_record *out);
+int nsk_load__run_clock(struct nsk_load *ld, const struct nsk_rec_clock *c);
 /* A problem to show in every report (the reader's on_problem). */
 void nsk_load__problem(struct nsk_load *ld, const char *msg);
 /* Commits what was loaded so far and begins again (live loads a turn at a

@@ -23,8 +23,12 @@ int nsk_load__meta(struct nsk_load *ld, const struct nsk_record *rec)
 int nsk_load__clock(struct nsk_load *ld, const struct nsk_record *rec)
 {
 	static const char sql[] = "INSERT INTO clock VALUES (?, ?)";
-	sqlite3_stmt *st = nsk_load__stmt(ld, sql);
+	int err = nsk_load__run_clock(ld, &rec->clock);
+	sqlite3_stmt *st;
 
+	if (err)
+		return err;
+	st = nsk_load__stmt(ld, sql);
 	if (!st)
 		return -EIO;
 	nsk_load__time(ld, rec->clock.monotonic_ns);

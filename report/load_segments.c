@@ -2,8 +2,9 @@
  * recording (include/nusku/segdir.h): each segment that overlaps the
  * range, oldest first, through one loader.  The segments of one run share
  * their ids (the recorder's), so a definition written again in a later
- * segment is the same one; segments of two runs (the recorder restarted
- * into the same directory) would not be, and are refused together. */
+ * segment is the same one; a segment of another run (the recorder started
+ * again into the same directory: another recording id) begins a run of its
+ * own ids (report/load_runs.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -48,7 +49,8 @@ static void add_stats(struct nsk_reader_stats *sum,
 /* One segment into ld; *info is the first segment's. */
 static int load_one(struct nsk_load *ld, int dirfd, const struct nsk_seg *seg,
 		    const char *dir, size_t index, struct nsk_file_info *info,
-		    struct nsk_reader_stats *sum, char *msg, size_t len)
+		    uint64_t run_id[2], struct nsk_reader_stats *sum, char *msg,
+		    size_t len)
 {
 	struct seg_problems probs = { ld, seg->name };
 	struct nsk_reader_opts ropts = { .on_problem = on_problem, .ctx = &probs };
@@ -78,15 +80,18 @@ static int load_one(struct nsk_load *ld, int dirfd, const struct nsk_seg *seg,
 		return err;
 	}
 	fi = nsk_reader__info(r);
-	if (!index) {
+	if (!index)
 		*info = *fi;
-	} else if (memcmp(fi->recording_id, info->recording_id,
-			  sizeof(info->recording_id))) {
-		snprintf(msg, len, "%s: the range holds segments of two "
-			 "recordings (the recorder was restarted at %s): give a "
-			 "range on one side of it", dir, seg->name);
-		nsk_reader__free(r);
-		return -EINVAL;
+	if (!index || memcmp(fi->recording_id, run_id, sizeof(fi->recording_id))) {
+		/* the recorder (re)started here: a run of its own ids */
+		memcpy(run_id, fi->recording_id, sizeof(fi->recording_id));
+		err = nsk_load__new_run(ld);
+		if (err) {
+			snprintf(msg, len, "%s/%s: %s", dir, seg->name,
+				 err == -ENOMEM ? strerror(ENOMEM) : nsk_load__error(ld));
+			nsk_reader__free(r);
+			return err;
+		}
 	}
 	err = nsk_load__stream(ld, r);
 	add_stats(sum, nsk_reader__stats(r), !index);
@@ -101,6 +106,7 @@ int nsk_load__segments(sqlite3 *db, const char *dir, const char *from,
 {
 	struct nsk_reader_stats sum = { 0 };
 	struct nsk_file_info info = { 0 };
+	uint64_t run_id[2] = { 0, 0 };
 	struct nsk_load *ld = NULL;
 	struct nsk_seg *segs = NULL;
 	size_t n = 0;
@@ -116,7 +122,8 @@ int nsk_load__segments(sqlite3 *db, const char *dir, const char *from,
 	}
 	ld->skip = skip & NSK_LOAD_SKIPPABLE;
 	for (size_t i = 0; i < n && !err; i++)
-		err = load_one(ld, dirfd, &segs[i], dir, i, &info, &sum, msg, len);
+		err = load_one(ld, dirfd, &segs[i], dir, i, &info, run_id, &sum,
+			       msg, len);
 	if (err)
 		goto cleanup;
 	err = nsk_load__finish(ld, dir, &info, &sum);

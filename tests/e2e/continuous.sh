@@ -9,6 +9,7 @@
 # session: sessions lists it, live NAME shows hot_a, stop closes every
 # segment.  A recorder killed with SIGKILL leaves every closed segment
 # readable with its END, and the directory still reads as one recording.
+# Two recorder runs into one directory read as one recording.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 need_bpf
 command -v python3 >/dev/null || skip "python3 reads the CSV and JSON here"
@@ -158,6 +159,29 @@ done
 made=$(find "$TMPD/real" "$TMPD/shared" -mindepth 1)
 [ -z "$made" ] || fail "files made: $made"
 echo "ok: a linked or shared directory refused: $(cat "$TMPD/bad.err")"
+
+# ---- two recorder runs into one directory --------------------------------------
+# each run numbers its frames, stacks and strings from 1: read as one
+# recording, each run's samples keep their own functions (the sum of the
+# per-segment reports), and the recording says how many runs it holds
+[ -x "$WORKLOADS/cpu_split" ] || fail "cpu_split not built"
+D4="$TMPD/runs"
+"$NUSKU" record -q --continuous "$D4" --segment 1s -e cpu -F 199 -- \
+	"$WORKLOADS/cpu_hot" 2 >/dev/null 2>"$TMPD/rec.err" ||
+	fail "first run: $(cat "$TMPD/rec.err")"
+"$NUSKU" record -q --continuous "$D4" --segment 1s -e cpu -F 199 -- \
+	"$WORKLOADS/cpu_split" 30 2 >/dev/null 2>"$TMPD/rec.err" ||
+	fail "second run: $(cat "$TMPD/rec.err")"
+samples "$D4" >"$TMPD/whole"
+sum_parts "$D4"/nusku-*.nsk >"$TMPD/parts"
+cmp -s "$TMPD/whole" "$TMPD/parts" ||
+	fail "two runs: report DIR is not the sum of its segments: $(diff "$TMPD/whole" "$TMPD/parts")"
+grep -q '^hot_a|cpu_hot	[1-9]' "$TMPD/whole" || fail "two runs: no hot_a of the first"
+grep -q '^steady_a|cpu_split	[1-9]' "$TMPD/whole" || fail "two runs: no steady_a of the second"
+runs=$("$NUSKU" report "$D4" -f csv --sql "SELECT value FROM recording WHERE \
+	key = 'recorder_runs'" | tail -n 1)
+[ "$runs" = 2 ] || fail "recorder_runs: $runs"
+echo "ok: two recorder runs in one directory read as one recording ($(wc -l <"$TMPD/whole") functions)"
 
 # ---- as a session -----------------------------------------------------------
 D2="$TMPD/sess"

@@ -616,3 +616,45 @@ int synth__scan(struct nsk_writer *w, uint64_t regions, uint64_t live,
 	r.end.time = t + 10;
 	return err ?: nsk_writer__append(w, &r);
 }
+
+int synth__run(struct nsk_writer *w, uint64_t t0, uint64_t realtime_ns,
+	       const char *func, const char *module, uint64_t nsamples)
+{
+	static const uint64_t leaf[] = { 1, 2 };
+	struct nsk_record r;
+	int err = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_CLOCK;
+	r.clock.monotonic_ns = t0;
+	r.clock.realtime_ns = realtime_ns;
+	err = err ?: nsk_writer__append(w, &r);
+	err = err ?: put_string(w, 1, func);
+	err = err ?: put_string(w, 2, module);
+	err = err ?: put_string(w, 3, "main");
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_MAPPING;
+	r.mapping.id = 1;
+	r.mapping.pid = 100;
+	r.mapping.start = 0x400000;
+	r.mapping.end = 0x401000;
+	r.mapping.path_id = 2;
+	err = err ?: nsk_writer__append(w, &r);
+	err = err ?: put_frame(w, 1, 1, 2, 0x1100, 0, 0);
+	err = err ?: put_frame(w, 2, 3, 2, 0x1000, 0, 0);
+	err = err ?: put_stack(w, 1, leaf, 2);
+	for (uint64_t i = 0; i < nsamples; i++) {
+		memset(&r, 0, sizeof(r));
+		r.type = NSK_REC_SAMPLE;
+		r.sample.time = t0 + i * SYNTH_STEP;
+		r.sample.pid = 100;
+		r.sample.tid = 100;
+		r.sample.stack_id = 1;
+		r.sample.weight = SYNTH_STEP;
+		err = err ?: nsk_writer__append(w, &r);
+	}
+	memset(&r, 0, sizeof(r));
+	r.type = NSK_REC_END;
+	r.end.time = t0 + nsamples * SYNTH_STEP;
+	return err ?: nsk_writer__append(w, &r);
+}

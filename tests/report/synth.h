@@ -43,6 +43,12 @@ int synth__scan(struct nsk_writer *w, uint64_t regions, uint64_t live,
 /* Writes n samples at freq_hz on 4 threads over nstacks distinct stacks. */
 int synth__bench(struct nsk_writer *w, uint64_t n, unsigned freq_hz,
 		 unsigned nstacks);
+/* Writes one recorder run's segment: a clock at t0 (realtime_ns then),
+ * nsamples CPU samples from t0 on, all of one stack main -> func in module,
+ * with the same ids every run uses (string 1 names func), then END.  Two
+ * runs in one directory test that the loader keeps their ids apart. */
+int synth__run(struct nsk_writer *w, uint64_t t0, uint64_t realtime_ns,
+	       const char *func, const char *module, uint64_t nsamples);
 /* Opens path (or stdout for "-") for writing and makes a writer. */
 int synth__open(const char *path, struct nsk_writer **out);
 

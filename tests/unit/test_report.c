@@ -4,6 +4,7 @@
  * the real writer and reader into the loader, and every view's output is
  * compared exactly with the answer known by construction. */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -554,6 +555,85 @@ START_TEST(empty_string_body)
 }
 END_TEST
 
+/* A continuous recording's directory with segments of two recorder runs
+ * (another recording id each), which number their strings, frames,
+ * stacks and mappings alike: each run's samples keep their own function
+ * and module, and a run after a reboot (its clock another) is refused. */
+static void write_run(const char *dir, const char *name, uint64_t t0,
+		      uint64_t realtime, const char *func, const char *module,
+		      uint64_t n)
+{
+	char p[256];
+	struct nsk_writer *w;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	ck_assert_int_eq(synth__open(p, &w), 0);
+	ck_assert_int_eq(synth__run(w, t0, realtime, func, module, n), 0);
+	ck_assert_int_eq(nsk_writer__close(w), 0);
+}
+
+static char *query_text(sqlite3 *d, const char *sql)
+{
+	static char buf[512];
+	sqlite3_stmt *st;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	ck_assert_int_eq(sqlite3_prepare_v2(d, sql, -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW && len < sizeof(buf) - 1) {
+		int n = snprintf(buf + len, sizeof(buf) - len, "%s;",
+				 (const char *)sqlite3_column_text(st, 0));
+
+		len += n > 0 ? (size_t)n : 0;
+	}
+	sqlite3_finalize(st);
+	return buf;
+}
+
+START_TEST(two_runs)
+{
+	static const char a[] = "nusku-20231114T221320.000Z-20231114T221321.000Z.nsk",
+			  b[] = "nusku-20231114T221324.000Z-20231114T221325.000Z.nsk",
+			  c[] = "nusku-20231114T231324.000Z-20231114T231325.000Z.nsk";
+	const uint64_t rt = 1700000000000000000ull;
+	char dir[] = "/tmp/nsk-runs-test.XXXXXX", msg[512], p[300];
+	sqlite3 *d;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_run(dir, a, 1000000000ull, rt, "alpha", "/bin/a", 3);
+	/* the same boot: 4 s later on both clocks, ids alike */
+	write_run(dir, b, 5000000000ull, rt + 4000000000ull, "beta", "/bin/b", 5);
+	ck_assert_int_eq(nsk_db__open(&d), 0);
+	ck_assert_msg(!nsk_load__file(d, dir, msg, sizeof(msg)), "%s", msg);
+	ck_assert_str_eq(query_text(d,
+		"SELECT f.name || ' ' || f.module || ' ' || count(*) FROM sample s "
+		"JOIN stack t ON t.id = s.stack_id JOIN func f ON f.id = t.leaf_func_id "
+		"GROUP BY f.id ORDER BY f.name"), "alpha /bin/a 3;beta /bin/b 5;");
+	ck_assert_str_eq(query_text(d, "SELECT path FROM stack ORDER BY id"),
+			 "main;alpha;main;beta;");
+	ck_assert_str_eq(query_text(d, "SELECT count(*) FROM mapping"), "2;");
+	ck_assert_str_eq(query_text(d, "SELECT value FROM recording "
+				    "WHERE key = 'recorder_runs'"), "2;");
+	sqlite3_close(d);
+
+	/* a third run an hour of wall-clock later but 10 s of monotonic: the
+	 * machine was down in between */
+	write_run(dir, c, 15000000000ull, rt + 3604000000000ull, "gamma", "/bin/c", 2);
+	ck_assert_int_eq(nsk_db__open(&d), 0);
+	ck_assert_int_eq(nsk_load__file(d, dir, msg, sizeof(msg)), -EXDEV);
+	ck_assert_msg(strstr(msg, c) && strstr(msg, "reboot") && !strchr(msg, '\n'),
+		      "%s", msg);
+	sqlite3_close(d);
+	snprintf(p, sizeof(p), "%s/%s", dir, a);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/%s", dir, b);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/%s", dir, c);
+	unlink(p);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(escapes)
 {
 	static const struct { const char *in, *out; } cases[] = {
@@ -616,6 +696,9 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup_own, teardown);
 	tcase_add_test(tc, own_one_row);
 	tcase_add_test(tc, own_header);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("runs");
+	tcase_add_test(tc, two_runs);
 	suite_add_tcase(s, tc);
 	return s;
 }
