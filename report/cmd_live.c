@@ -355,6 +355,7 @@ struct run {
 	struct nsk_live_opts seg_opts;
 	char seg_path[sizeof(seg_dir) + NSK_SEG_NAME_MAX];
 	uint64_t seg_wait; /* since when no next segment has come */
+	uint64_t run_id[2]; /* the recording id of the segment read */
 };
 
 static void status_of(struct run *r, struct nsk_live_status *st)
@@ -438,9 +439,10 @@ static int next_segment(struct run *r)
 	struct nsk_seg *v = NULL;
 	const char *next = NULL;
 	struct nsk_io *io = NULL;
+	const uint64_t *id;
 	char err[600];
 	size_t n = 0;
-	int dirfd, res;
+	int dirfd, res, new_run;
 
 	if (r->seg_path[0])
 		cur = strrchr(r->seg_path, '/');
@@ -477,7 +479,11 @@ static int next_segment(struct run *r)
 		res = nsk_reader__new(io, &ropts, &r->reader);
 	if (res < 0)
 		return -EPIPE;
-	nsk_live_db__next_segment(r->db);
+	id = nsk_reader__info(r->reader)->recording_id;
+	new_run = memcmp(id, r->run_id, sizeof(r->run_id)) != 0;
+	memcpy(r->run_id, id, sizeof(r->run_id));
+	if (nsk_live_db__next_segment(r->db, new_run) < 0)
+		return -EPIPE;
 	return 1;
 }
 
@@ -566,8 +572,11 @@ static int cmd_live_run(const struct nsk_live_opts *o)
 	}
 	ropts.on_problem = nsk_live_db__on_problem;
 	ropts.ctx = r.db;
-	if (seg_dir[0])
-		nsk_live_db__follow_segments(r.db);
+	if (seg_dir[0] && (res = nsk_live_db__follow_segments(r.db)) < 0) {
+		snprintf(err, sizeof(err), "cannot set up the database: %s",
+			 strerror(-res));
+		goto cleanup;
+	}
 	res = nsk_reader__new(io, &ropts, &r.reader);
 	if (res < 0) {
 		nsk_live_db__status(r.db, &st);
@@ -578,6 +587,7 @@ static int cmd_live_run(const struct nsk_live_opts *o)
 			 : *st.message ? st.message : strerror(-res));
 		goto cleanup;
 	}
+	memcpy(r.run_id, nsk_reader__info(r.reader)->recording_id, sizeof(r.run_id));
 	if (!o->force_snapshot && isatty(STDOUT_FILENO)) {
 		res = nsk_live_screen__new(o, &r.screen);
 		if (res < 0) {

@@ -213,9 +213,11 @@ int nsk_live_db__ended(const struct nsk_live_db *db);
  * segment, not the stream.  After nsk_live_db__follow_segments, the pump
  * returns -ENODATA at a segment's end, with the loader still open, and
  * reads on from the next reader once nsk_live_db__next_segment was
- * called; nsk_live_db__end ends the stream when no next one comes. */
-void nsk_live_db__follow_segments(struct nsk_live_db *db);
-void nsk_live_db__next_segment(struct nsk_live_db *db);
+ * called; nsk_live_db__end ends the stream when no next one comes.  A
+ * next segment of another recorder run (new_run: another recording id)
+ * gets ids of its own (report/load_runs.c); 0 or a negative errno. */
+int nsk_live_db__follow_segments(struct nsk_live_db *db);
+int nsk_live_db__next_segment(struct nsk_live_db *db, int new_run);
 int nsk_live_db__end(struct nsk_live_db *db);
 /* Why the loader refused the recording (past a limit), or NULL. */
 const char *nsk_live_db__failed(const struct nsk_live_db *db);

@@ -210,14 +210,16 @@ const char *nsk_live_db__failed(const struct nsk_live_db *db)
 	return db->failed ? db->message : NULL;
 }
 
-void nsk_live_db__follow_segments(struct nsk_live_db *db)
+int nsk_live_db__follow_segments(struct nsk_live_db *db)
 {
 	db->follow_segments = 1;
+	return nsk_live_db__loader_new_run(db); /* the first run */
 }
 
-void nsk_live_db__next_segment(struct nsk_live_db *db)
+int nsk_live_db__next_segment(struct nsk_live_db *db, int new_run)
 {
 	db->clean_end = 0;
+	return new_run ? nsk_live_db__loader_new_run(db) : 0;
 }
 
 int nsk_live_db__end(struct nsk_live_db *db)

@@ -56,6 +56,8 @@ int nsk_live_db__open_loader(struct nsk_live_db *db);
 int nsk_live_db__loader_begin(struct nsk_live_db *db);
 int nsk_live_db__loader_add(struct nsk_live_db *db, const struct nsk_record *rec);
 int nsk_live_db__loader_commit(struct nsk_live_db *db, int final);
+/* The next records are another recorder run's (nsk_load__new_run). */
+int nsk_live_db__loader_new_run(struct nsk_live_db *db);
 /* The loader's one-line message after it failed. */
 const char *nsk_live_db__loader_error(struct nsk_live_db *db);
 void nsk_live_db__loader_problem(struct nsk_live_db *db, const char *msg);

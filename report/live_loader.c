@@ -53,6 +53,11 @@ int nsk_live_db__loader_commit(struct nsk_live_db *db, int final)
 	return nsk_load__finish(l->ld, "live", NULL, &db->stats);
 }
 
+int nsk_live_db__loader_new_run(struct nsk_live_db *db)
+{
+	return db->loader ? nsk_load__new_run(db->loader->ld) : 0;
+}
+
 const char *nsk_live_db__loader_error(struct nsk_live_db *db)
 {
 	return db->loader ? nsk_load__error(db->loader->ld) : "";

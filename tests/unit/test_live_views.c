@@ -7,14 +7,19 @@
  * reads, so this test fails as soon as a landed schema and the live view
  * disagree. */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "report/db.h"
 #include "report/live_db.h"
 #include "report/schema.h"
+#include "tests/report/synth.h"
 
 static struct nsk_live_db ldb;
 
@@ -296,6 +301,70 @@ START_TEST(test_prune)
 }
 END_TEST
 
+/* live DIR following a continuous recording into the segment of another
+ * recorder run (its ids numbered from 1 again): both runs' stacks and
+ * mappings stay apart, as report DIR keeps them (load_runs.c). */
+static void run_file(char *path, const char *func, const char *module,
+		     uint64_t t0, uint64_t n)
+{
+	struct nsk_writer *w;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(synth__open(path, &w), 0);
+	ck_assert_int_eq(synth__run(w, t0, 1700000000000000000ull + t0, func,
+				    module, n), 0);
+	ck_assert_int_eq(nsk_writer__close(w), 0);
+}
+
+static void pump_file(struct nsk_live_db *db, const char *path)
+{
+	struct nsk_reader *r = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), res;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(nsk_reader__new(nsk_io__from_fd(fd, 1), NULL, &r), 0);
+	while ((res = nsk_live_db__pump(db, r, 50000000ull)) == 1)
+		;
+	ck_assert_int_eq(res, -ENODATA); /* the segment's END */
+	nsk_reader__free(r);
+}
+
+START_TEST(test_two_runs)
+{
+	char a[] = "/tmp/nsk-live-run-a.XXXXXX", b[] = "/tmp/nsk-live-run-b.XXXXXX";
+	struct nsk_live_db *db;
+	sqlite3_stmt *st;
+	char got[256] = "";
+
+	run_file(a, "alpha", "/bin/a", 1000000000ull, 3);
+	run_file(b, "beta", "/bin/b", 5000000000ull, 5);
+	ck_assert_int_eq(nsk_live_db__new(&db), 0);
+	nsk_live_db__keep(db, 100 * S);
+	ck_assert_int_eq(nsk_live_db__follow_segments(db), 0);
+	pump_file(db, a);
+	ck_assert_int_eq(nsk_live_db__next_segment(db, 1), 0);
+	pump_file(db, b);
+	ck_assert_int_eq(nsk_live_db__end(db), 0);
+	ck_assert_int_eq(sqlite3_prepare_v2(db->sql,
+		"SELECT group_concat(x, ';') FROM (SELECT f.name || ' ' || "
+		"f.module || ' ' || count(*) AS x FROM sample s JOIN stack t ON "
+		"t.id = s.stack_id JOIN func f ON f.id = t.leaf_func_id GROUP BY "
+		"f.id ORDER BY f.name) UNION ALL SELECT group_concat(path, ';') "
+		"FROM (SELECT path FROM stack ORDER BY id) UNION ALL SELECT "
+		"count(*) FROM mapping", -1, &st, NULL), SQLITE_OK);
+	for (size_t n = 0; sqlite3_step(st) == SQLITE_ROW;)
+		n += (size_t)snprintf(got + n, sizeof(got) - n, "%s|",
+				      (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	ck_assert_str_eq(got, "alpha /bin/a 3;beta /bin/b 5|main;alpha;main;beta|2|");
+	nsk_live_db__free(db);
+	unlink(a);
+	unlink(b);
+}
+END_TEST
+
 START_TEST(test_net)
 {
 	struct nsk_live_table t;
@@ -342,6 +411,9 @@ int main(void)
 	tcase_add_test(tc, test_syscall);
 	tcase_add_test(tc, test_net);
 	tcase_add_test(tc, test_prune);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("runs");
+	tcase_add_test(tc, test_two_runs);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
