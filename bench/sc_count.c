@@ -1,8 +1,9 @@
-/* sc_count [-t|-T] -- CMD ARGS: runs CMD with bench/sc_count.bpf.c counting
- * its syscalls (the bare floor of the syscall benchmark; -t: also reading
- * the clock at entry and exit, the entry time kept per CPU; -T: the same
- * with the entry time kept per thread, in task storage, as a tracer must
- * when calls block and threads move); prints the counts on stderr and exits
+/* sc_count [-t|-T|-C] -- CMD ARGS: runs CMD with bench/sc_count.bpf.c
+ * counting its syscalls (the bare floor of the syscall benchmark; -t: also
+ * reading the clock at entry and exit, the entry time kept per CPU; -T: the
+ * same with the entry time kept per thread, in task storage, as a tracer
+ * must when calls block and threads move; -C: per thread in an array, the
+ * thread's index cached per CPU); prints the counts on stderr and exits
  * with CMD's status. */
 #include <errno.h>
 #include <stdio.h>
@@ -22,13 +23,14 @@ int main(int argc, char **argv)
 	unsigned long long total[2];
 	pid_t pid;
 
-	if (argc > 1 && (!strcmp(argv[1], "-t") || !strcmp(argv[1], "-T"))) {
-		with_time = argv[1][1] == 't' ? 1 : 2;
+	if (argc > 1 && (!strcmp(argv[1], "-t") || !strcmp(argv[1], "-T") ||
+			 !strcmp(argv[1], "-C"))) {
+		with_time = argv[1][1] == 't' ? 1 : argv[1][1] == 'T' ? 2 : 3;
 		argv++;
 		argc--;
 	}
 	if (argc < 3 || strcmp(argv[1], "--")) {
-		fprintf(stderr, "usage: sc_count [-t|-T] -- CMD [ARGS]\n");
+		fprintf(stderr, "usage: sc_count [-t|-T|-C] -- CMD [ARGS]\n");
 		return 2;
 	}
 	ncpu = libbpf_num_possible_cpus();

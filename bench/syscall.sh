@@ -11,6 +11,9 @@
 #   floor+task  bench/sc_count -T: the same with the entry time per thread
 #               in task storage (the least a tracer whose latencies stay
 #               right when calls block and threads move can cost)
+#   floor+cache bench/sc_count -C: the entry time per thread in an array,
+#               the thread's index cached per CPU (task storage only when
+#               another thread ran on the CPU): how nusku keeps it
 #   nusku       nusku record -e syscall (exact counts, errors and latency
 #               histograms per thread and syscall, sampled code paths,
 #               slow calls)
@@ -101,6 +104,7 @@ run_case() {
 	floor) one "$FLOOR" -- "$LOOP" "$CALLS" ;;
 	floor+clk) one "$FLOOR" -t -- "$LOOP" "$CALLS" ;;
 	floor+task) one "$FLOOR" -T -- "$LOOP" "$CALLS" ;;
+	floor+cache) one "$FLOOR" -C -- "$LOOP" "$CALLS" ;;
 	nusku) one "$NUSKU" record -q -e syscall -o "$T/run.nsk" -- "$LOOP" "$CALLS" ;;
 	default) one "$NUSKU" record -q -o "$T/run.nsk" -- "$LOOP" "$CALLS" ;;
 	before) one "$NUSKU_BEFORE" record -q -e syscall -o "$T/run.nsk" -- "$LOOP" "$CALLS" ;;
@@ -110,7 +114,7 @@ run_case() {
 	esac
 }
 
-cases=${CASES:-"bare floor floor+clk floor+task nusku default"}
+cases=${CASES:-"bare floor floor+clk floor+task floor+cache nusku default"}
 if [ -z "${CASES:-}" ]; then
 	[ -n "${NUSKU_BEFORE:-}" ] && cases="$cases before"
 	[ -x "$SYSCOUNT" ] && cases="$cases syscount syscount-L"

@@ -3,11 +3,12 @@
  * syscall); time charged to code paths by sampling; slow calls one by one.
  *
  * The per-call path is kept short, since it is paid on every call:
- * raw_tp/sys_enter notes the entry time in task-local storage (no hashing,
- * and freed by the kernel with the task, so a thread that dies inside a
- * syscall leaves nothing behind); raw_tp/sys_exit computes the duration and
- * adds it to the thread's slot for that number, found by index in an array
- * (see include/nusku/events/syscall.h).  Errnos, paths and slow calls go to
+ * raw_tp/sys_enter notes the entry time in the thread's state, an array
+ * element found through a per-CPU cache of the last thread seen there (no
+ * hashing, no helper call while one thread keeps the CPU; see
+ * thread_state below); raw_tp/sys_exit computes the duration and adds it
+ * to the thread's slot for that number, found by index in an array (see
+ * include/nusku/events/syscall.h).  Errnos, paths and slow calls go to
  * hash maps and a ring buffer only for the calls that have them.
  *
  * A user stack walk costs more than the probe (~1 us against ~0.2 us), so
@@ -171,6 +172,59 @@ struct nsk_sc_thread {
 	__u16 slot[NSK_SC_NR_SLOTS]; /* see NSK_SC_SLOT_FULL */
 };
 
+/* Where a thread's state is.  Two lookups in task storage on every call
+ * (one at entry, one at exit) were a fifth of what the probes cost (~50
+ * ns of ~280 here, bench/syscall.sh's floor+task against floor+cache).
+ * So the state of up to NSK_SC_THREADS threads is in an array, and each
+ * CPU remembers the last thread it saw (the task and its start time: a
+ * pid and a task_struct can be used again) with that thread's index: a
+ * thread making call after call on one CPU finds its state with two array
+ * lookups the verifier inlines.  Task storage holds each thread's index,
+ * for when another thread ran on the CPU in between, and, past
+ * NSK_SC_THREADS threads, the state itself.  An index is handed back when
+ * its thread ends (sched_process_exit: a thread makes no call after it),
+ * so a stale per-CPU entry names a task that can no longer call. */
+#define NSK_SC_THREADS 8192
+/* the array's size: NSK_SC_THREADS unless the recorder says fewer (its
+ * tests of the task storage beyond: NUSKU_SYSCALL_THREADS) */
+const volatile __u32 threads_max = NSK_SC_THREADS;
+#define NSK_SC_CPU_NOT_TARGET 0xffffffffu /* idx: the thread is no target */
+#define NSK_SC_CPU_OVERFLOW 0xfffffffeu	  /* its state is in sc_threads */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NSK_SC_THREADS);
+	__type(key, __u32);
+	__type(value, struct nsk_sc_thread);
+} sc_tstate SEC(".maps");
+
+/* A thread's index in sc_tstate. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} sc_tidx SEC(".maps");
+
+/* Indexes of ended threads, and the count handed out so far. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, NSK_SC_THREADS);
+	__type(value, __u32);
+} sc_tfree SEC(".maps");
+__u32 next_thread = 0;
+/* Some thread's state went to sc_threads (the array was full). */
+__u32 overflowed = 0;
+
+/* A zeroed state, copied over an index taken again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nsk_sc_thread);
+} sc_tzero SEC(".maps");
+
+/* The state of threads past NSK_SC_THREADS. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -178,24 +232,104 @@ struct {
 	__type(value, struct nsk_sc_thread);
 } sc_threads SEC(".maps");
 
-/* The last thread on this CPU found not to be a target.  Most syscalls on
- * a machine are other processes', made by one thread after another on a
- * CPU; for those the map of targets (a hash) is not asked again.  Keyed by
- * the task and its start time, since a pid and a task_struct can be used
- * again, and a thread never becomes a target later: a target's child is
- * put in the map by the fork before it first runs (bpf/proc.bpf.c), the
- * root of the recording before these programs are attached. */
-struct nsk_sc_not_target {
+/* The last thread seen on this CPU: its index, or NSK_SC_CPU_NOT_TARGET.
+ * Most syscalls on a machine are other processes', made by one thread
+ * after another on a CPU; for those the map of targets (a hash) is not
+ * asked again either.  A thread never becomes a target later: a target's
+ * child is put in the map by the fork before it first runs
+ * (bpf/proc.bpf.c), the root of the recording before these programs are
+ * attached. */
+struct nsk_sc_cpu {
 	__u64 task;
 	__u64 start;
+	__u32 idx;
+	__u32 pad;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct nsk_sc_not_target);
-} sc_not_target SEC(".maps");
+	__type(value, struct nsk_sc_cpu);
+} sc_cpu SEC(".maps");
+
+static __always_inline void cpu_remember(struct nsk_sc_cpu *c,
+					 struct task_struct *task, __u32 idx)
+{
+	if (!c)
+		return;
+	c->task = (__u64)task;
+	c->start = task->start_time;
+	c->idx = idx;
+}
+
+/* The current thread's state, NULL when it has none (no target, or no
+ * call seen yet); *idx its index (or NSK_SC_CPU_OVERFLOW), *cpu this CPU's
+ * entry. */
+static __always_inline struct nsk_sc_thread *
+thread_state(struct task_struct *task, struct nsk_sc_cpu **cpu, __u32 *idx)
+{
+	__u32 zero = 0, i, *s;
+	struct nsk_sc_cpu *c = bpf_map_lookup_elem(&sc_cpu, &zero);
+	struct nsk_sc_thread *t;
+
+	*cpu = c;
+	*idx = NSK_SC_CPU_NOT_TARGET;
+	if (c && c->task == (__u64)task && c->start == task->start_time) {
+		if (c->idx == NSK_SC_CPU_NOT_TARGET)
+			return 0;
+		i = c->idx;
+		*idx = i;
+		return bpf_map_lookup_elem(&sc_tstate, &i);
+	}
+	s = bpf_task_storage_get(&sc_tidx, task, 0, 0);
+	if (s) {
+		i = *s;
+		t = bpf_map_lookup_elem(&sc_tstate, &i);
+		if (t) {
+			*idx = i;
+			cpu_remember(c, task, i);
+		}
+		return t;
+	}
+	if (!overflowed)
+		return 0; /* (no thread's state is in sc_threads: no lookup) */
+	t = bpf_task_storage_get(&sc_threads, task, 0, 0);
+	if (t)
+		*idx = NSK_SC_CPU_OVERFLOW;
+	return t;
+}
+
+/* A new target thread's state, zeroed: in the array while it has room. */
+static __always_inline struct nsk_sc_thread *
+thread_new(struct task_struct *task, struct nsk_sc_cpu *c, __u32 *idx)
+{
+	__u32 zero = 0, i;
+	struct nsk_sc_thread *t, *z = bpf_map_lookup_elem(&sc_tzero, &zero);
+
+	if (bpf_map_pop_elem(&sc_tfree, &i)) {
+		i = threads_max; /* (the counter stops there, give or take
+				  * a racing CPU, so it never wraps) */
+		if (next_thread < threads_max)
+			i = __sync_fetch_and_add(&next_thread, 1);
+	}
+	if (i < threads_max && z &&
+	    !bpf_map_update_elem(&sc_tstate, &i, z, BPF_ANY) &&
+	    bpf_task_storage_get(&sc_tidx, task, &i, BPF_LOCAL_STORAGE_GET_F_CREATE)) {
+		t = bpf_map_lookup_elem(&sc_tstate, &i);
+		if (t) {
+			*idx = i;
+			cpu_remember(c, task, i);
+			return t;
+		}
+	}
+	if (i < threads_max)
+		bpf_map_push_elem(&sc_tfree, &i, 0); /* (not kept) */
+	*idx = NSK_SC_CPU_OVERFLOW;
+	overflowed = 1; /* before the state exists: thread_state looks */
+	return bpf_task_storage_get(&sc_threads, task, 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
 
 static __always_inline void count_in(void *map, __u32 what)
 {
@@ -639,32 +773,26 @@ int BPF_PROG(nsk_sys_enter, struct pt_regs *regs, long nr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct nsk_sc_thread *t;
-	__u32 tgid;
+	struct nsk_sc_cpu *c;
+	__u32 tgid, idx;
 
+	t = thread_state(task, &c, &idx);
 	if ((__u32)nr == nr_self0 || (__u32)nr == nr_self1) {
 		/* A probe's own syscall (uretprobe): the profiler's cost. */
-		if (bpf_task_storage_get(&sc_threads, task, 0, 0))
+		if (t)
 			count_in(&sc_self, NSK_SC_SELF_PROBE);
 		return 0;
 	}
-	t = bpf_task_storage_get(&sc_threads, task, 0, 0);
 	if (!t) {
 		/* First call of this thread, or not a target at all. */
-		__u32 zero = 0;
-		struct nsk_sc_not_target *nt = bpf_map_lookup_elem(&sc_not_target, &zero);
-
-		if (nt && nt->task == (__u64)task && nt->start == task->start_time)
-			return 0;
+		if (c && c->task == (__u64)task && c->start == task->start_time)
+			return 0; /* this CPU's cache: no target */
 		tgid = nsk_cur_tgid();
 		if (!nsk_is_target(tgid)) {
-			if (nt) {
-				nt->task = (__u64)task;
-				nt->start = task->start_time;
-			}
+			cpu_remember(c, task, NSK_SC_CPU_NOT_TARGET);
 			return 0;
 		}
-		t = bpf_task_storage_get(&sc_threads, task, 0,
-					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+		t = thread_new(task, c, &idx);
 		if (!t)
 			return 0;
 		/* A thread keeps its ids until it execs (see sys_exit: a
@@ -686,27 +814,36 @@ int BPF_PROG(nsk_sys_enter, struct pt_regs *regs, long nr)
 }
 
 /* A thread with state ends: its slots can be reused once the recorder has
- * read their last window.  Not for a thread that never made a call. */
+ * read their last window, its index at once.  Not for a thread that never
+ * made a call. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(nsk_sc_thread_exit, struct task_struct *p)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct nsk_ev_syscall_gone *e;
 	struct nsk_sc_thread *t;
+	struct nsk_sc_cpu *c;
+	__u32 idx;
 
-	t = bpf_task_storage_get(&sc_threads, task, 0, 0);
+	t = thread_state(task, &c, &idx);
 	if (!t)
 		return 0;
 	e = bpf_ringbuf_reserve(&sc_events, sizeof(*e), 0);
-	if (!e) {
+	if (e) {
+		e->hdr.type = NSK_EV_SYSCALL_GONE;
+		e->hdr.size = sizeof(*e);
+		e->pid = t->id >> 32;
+		e->tid = (__u32)t->id;
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	} else {
 		count_lost(NSK_SC_LOST_RINGBUF); /* its slots stay taken */
-		return 0;
 	}
-	e->hdr.type = NSK_EV_SYSCALL_GONE;
-	e->hdr.size = sizeof(*e);
-	e->pid = t->id >> 32;
-	e->tid = (__u32)t->id;
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	if (idx < threads_max) {
+		if (c)
+			c->task = 0;
+		bpf_task_storage_delete(&sc_tidx, task);
+		bpf_map_push_elem(&sc_tfree, &idx, 0);
+	}
 	return 0;
 }
 
@@ -715,11 +852,12 @@ int BPF_PROG(nsk_sys_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct nsk_sc_thread *t;
+	struct nsk_sc_cpu *c;
+	__u32 nr, idx;
 	__u64 d;
-	__u32 nr;
 	int exec;
 
-	t = bpf_task_storage_get(&sc_threads, task, 0, 0);
+	t = thread_state(task, &c, &idx);
 	if (!t || !t->enter_ts)
 		return 0;
 	d = bpf_ktime_get_ns() - t->enter_ts;
@@ -738,9 +876,20 @@ int BPF_PROG(nsk_sys_exit, struct pt_regs *regs, long ret)
 	}
 	account(ctx, (__u64)regs, t, t->id, nr, ret, d, 1);
 	t->enter_ts = 0;
-	if (exec && bpf_get_current_pid_tgid() != t->id)
+	if (exec && bpf_get_current_pid_tgid() != t->id) {
 		/* A non-leader exec'd and took the leader's tid: its slots
-		 * name the old one.  The next call starts afresh. */
-		bpf_task_storage_delete(&sc_threads, task);
+		 * name the old one.  The next call starts afresh: in place in
+		 * the array (other CPUs may still hold this thread's index,
+		 * which stays its own), or in task storage anew. */
+		__u32 zero = 0;
+		struct nsk_sc_thread *z = bpf_map_lookup_elem(&sc_tzero, &zero);
+
+		if (idx >= threads_max) {
+			bpf_task_storage_delete(&sc_threads, task);
+		} else if (z && !bpf_map_update_elem(&sc_tstate, &idx, z, BPF_ANY)) {
+			t->id = bpf_get_current_pid_tgid();
+			t->budget = sample_ns / 2 + bpf_get_prandom_u32() % sample_ns;
+		}
+	}
 	return 0;
 }

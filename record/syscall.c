@@ -783,6 +783,17 @@ static int sc_load(struct nsk_session *s, void **state)
 	st->skel->rodata->ustack_bytes = nsk_session__ustack_bytes(s);
 	read_names(st);
 	st->skel->rodata->nsk_all_but = nsk_session__all_but(s);
+	if (getenv("NUSKU_SYSCALL_THREADS")) {
+		/* tests: fewer threads' state in the array, the rest in task
+		 * storage (bpf/syscall.bpf.c) */
+		unsigned long n = strtoul(getenv("NUSKU_SYSCALL_THREADS"), NULL, 0);
+
+		if (n >= 1 && n < st->skel->rodata->threads_max) {
+			st->skel->rodata->threads_max = (uint32_t)n;
+			bpf_map__set_max_entries(st->skel->maps.sc_tstate, (uint32_t)n);
+			bpf_map__set_max_entries(st->skel->maps.sc_tfree, (uint32_t)n);
+		}
+	}
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
 				nsk_session__targets_fd(s));
 	if (err)
