@@ -173,8 +173,8 @@ struct nsk_sc_thread {
 };
 
 /* Where a thread's state is.  Two lookups in task storage on every call
- * (one at entry, one at exit) were a fifth of what the probes cost (~50
- * ns of ~280 here, bench/syscall.sh's floor+task against floor+cache).
+ * (one at entry, one at exit) were a tenth of what the probes cost (15-45
+ * ns of ~320 here: docs/syscall.md, "Per-thread state in an array").
  * So the state of up to NSK_SC_THREADS threads is in an array, and each
  * CPU remembers the last thread it saw (the task and its start time: a
  * pid and a task_struct can be used again) with that thread's index: a
