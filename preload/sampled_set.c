@@ -38,7 +38,9 @@ struct region {
 	struct bucket buckets[NBUCKETS];
 };
 
-static struct region *region;
+/* The region, NULL until the first add: published as the filter it
+ * begins with (sampled_set.h), the one pointer to it. */
+uint16_t *nsk_sampled_set_filter;
 uint64_t nsk_sampled_set_live; /* addresses in the set (sampled_set.h) */
 
 static uint64_t hash(uintptr_t addr)
@@ -46,10 +48,21 @@ static uint64_t hash(uintptr_t addr)
 	return (uint64_t)(addr >> 4) * 0x9e3779b97f4a7c15ULL;
 }
 
+_Static_assert(FILTER_SLOTS == 1u << 13, "nsk_sampled_set__slot takes 13 bits");
+_Static_assert(offsetof(struct region, filter) == 0, "the region begins with its filter");
+
+static struct region *region_now(void)
+{
+	/* the filter is the first member: its address is the region's */
+	return (struct region *)(void *)__atomic_load_n(&nsk_sampled_set_filter,
+							__ATOMIC_ACQUIRE);
+}
+
 /* The region, mapped by the first add; two racing threads keep one. */
 static struct region *region_get(void)
 {
-	struct region *r = __atomic_load_n(&region, __ATOMIC_ACQUIRE), *want = NULL;
+	struct region *r = region_now();
+	uint16_t *want = NULL;
 
 	if (r)
 		return r;
@@ -59,10 +72,10 @@ static struct region *region_get(void)
 				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r == MAP_FAILED)
 		return NULL;
-	if (!__atomic_compare_exchange_n(&region, &want, r, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE)) {
+	if (!__atomic_compare_exchange_n(&nsk_sampled_set_filter, &want, r->filter, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		syscall(SYS_munmap, r, sizeof(*r));
-		r = want;
+		r = (struct region *)(void *)want;
 	}
 	return r;
 }
@@ -71,7 +84,7 @@ int nsk_sampled_set__add(uintptr_t addr)
 {
 	struct region *r = region_get();
 	uint64_t h = hash(addr);
-	uint32_t f = (uint32_t)(h >> 51), home = (uint32_t)(h >> 17) & (NBUCKETS - 1);
+	uint32_t f = nsk_sampled_set__slot(addr), home = (uint32_t)(h >> 17) & (NBUCKETS - 1);
 
 	if (!r)
 		return -1;
@@ -103,9 +116,9 @@ int nsk_sampled_set__remove(uintptr_t addr)
 	uint32_t f, home;
 
 	/* not this address, most of the time (nothing live: the caller) */
-	r = __atomic_load_n(&region, __ATOMIC_ACQUIRE);
+	r = region_now();
 	h = hash(addr);
-	f = (uint32_t)(h >> 51);
+	f = nsk_sampled_set__slot(addr);
 	if (!r || !__atomic_load_n(&r->filter[f], __ATOMIC_ACQUIRE))
 		return 0;
 	home = (uint32_t)(h >> 17) & (NBUCKETS - 1);

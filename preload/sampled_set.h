@@ -29,4 +29,22 @@ static inline int nsk_sampled_set__empty(void)
 	return !__atomic_load_n(&nsk_sampled_set_live, __ATOMIC_ACQUIRE);
 }
 
+/* The filter's counters (NULL before the first add: the set's memory,
+ * which begins with them) and an address's counter: here, so a free asks
+ * the filter without a call, and calls nsk_sampled_set__remove only when
+ * the address may be in the set. */
+extern uint16_t *nsk_sampled_set_filter;
+
+static inline uint32_t nsk_sampled_set__slot(uintptr_t addr)
+{
+	return (uint32_t)(((uint64_t)(addr >> 4) * 0x9e3779b97f4a7c15ULL) >> 51);
+}
+
+static inline int nsk_sampled_set__may_hold(uintptr_t addr)
+{
+	const uint16_t *f = __atomic_load_n(&nsk_sampled_set_filter, __ATOMIC_ACQUIRE);
+
+	return f && __atomic_load_n(&f[nsk_sampled_set__slot(addr)], __ATOMIC_ACQUIRE);
+}
+
 #endif

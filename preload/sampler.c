@@ -338,7 +338,9 @@ static inline void released(void *p, uint32_t fn)
 {
 	if (!rate || !p)
 		return;
-	if (rate == 1 || (!nsk_sampled_set__empty() && nsk_sampled_set__remove((uintptr_t)p)))
+	if (rate == 1 || (!nsk_sampled_set__empty() &&
+			  nsk_sampled_set__may_hold((uintptr_t)p) &&
+			  nsk_sampled_set__remove((uintptr_t)p)))
 		if (nsk_free_batch__add((uintptr_t)p, fn, 0))
 			nusku_sampler_free((uintptr_t)p, fn, 0);
 }
