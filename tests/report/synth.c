@@ -36,6 +36,21 @@ static int put_string(struct nsk_writer *w, uint64_t id, const char *s)
 	return nsk_writer__append(w, &r);
 }
 
+/* Mapping 1 of process 100: the page at 0x400000, of file path_id. */
+static int put_mapping(struct nsk_writer *w, uint64_t path_id,
+		       struct nsk_bytes build_id)
+{
+	struct nsk_record r = { .type = NSK_REC_MAPPING };
+
+	r.mapping.id = 1;
+	r.mapping.pid = 100;
+	r.mapping.start = 0x400000;
+	r.mapping.end = 0x401000;
+	r.mapping.path_id = path_id;
+	r.mapping.build_id = build_id;
+	return nsk_writer__append(w, &r);
+}
+
 static int put_frame(struct nsk_writer *w, uint64_t id, uint64_t fn,
 		     uint64_t module, uint64_t addr, uint32_t flags,
 		     uint64_t inline_parent)
@@ -130,15 +145,7 @@ int synth__known(struct nsk_writer *w, int with_end)
 	r.thread.tid = 101;
 	r.thread.name = B("worker");
 	err = err ?: nsk_writer__append(w, &r);
-	memset(&r, 0, sizeof(r));
-	r.type = NSK_REC_MAPPING;
-	r.mapping.id = 1;
-	r.mapping.pid = 100;
-	r.mapping.start = 0x400000;
-	r.mapping.end = 0x401000;
-	r.mapping.path_id = 9;
-	r.mapping.build_id = B("\x01\x02\xab");
-	err = err ?: nsk_writer__append(w, &r);
+	err = err ?: put_mapping(w, 9, B("\x01\x02\xab"));
 
 	err = err ?: put_frame(w, 1, 1, 6, 0x1100, 0, 0);	/* main */
 	err = err ?: put_frame(w, 2, 2, 6, 0x1200, 0, 0);	/* hot_a */
@@ -632,14 +639,7 @@ int synth__run(struct nsk_writer *w, uint64_t t0, uint64_t realtime_ns,
 	err = err ?: put_string(w, 1, func);
 	err = err ?: put_string(w, 2, module);
 	err = err ?: put_string(w, 3, "main");
-	memset(&r, 0, sizeof(r));
-	r.type = NSK_REC_MAPPING;
-	r.mapping.id = 1;
-	r.mapping.pid = 100;
-	r.mapping.start = 0x400000;
-	r.mapping.end = 0x401000;
-	r.mapping.path_id = 2;
-	err = err ?: nsk_writer__append(w, &r);
+	err = err ?: put_mapping(w, 2, (struct nsk_bytes){ NULL, 0 });
 	err = err ?: put_frame(w, 1, 1, 2, 0x1100, 0, 0);
 	err = err ?: put_frame(w, 2, 3, 2, 0x1000, 0, 0);
 	err = err ?: put_stack(w, 1, leaf, 2);
