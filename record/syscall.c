@@ -790,10 +790,15 @@ static int sc_load(struct nsk_session *s, void **state)
 
 		if (n >= 1 && n < st->skel->rodata->threads_max) {
 			st->skel->rodata->threads_max = (uint32_t)n;
-			bpf_map__set_max_entries(st->skel->maps.sc_tstate, (uint32_t)n);
 			bpf_map__set_max_entries(st->skel->maps.sc_tfree, (uint32_t)n);
 		}
 	}
+	/* the threads' states, then each CPU's spare (bpf/syscall.bpf.c) */
+	err = bpf_map__set_max_entries(st->skel->maps.sc_tstate,
+				       st->skel->rodata->threads_max +
+					       (uint32_t)st->ncpus);
+	if (err)
+		goto cleanup;
 	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
 				nsk_session__targets_fd(s));
 	if (err)
