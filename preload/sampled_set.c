@@ -43,11 +43,6 @@ struct region {
 uint16_t *nsk_sampled_set_filter;
 uint64_t nsk_sampled_set_live; /* addresses in the set (sampled_set.h) */
 
-static uint64_t hash(uintptr_t addr)
-{
-	return (uint64_t)(addr >> 4) * 0x9e3779b97f4a7c15ULL;
-}
-
 _Static_assert(FILTER_SLOTS == 1u << 13, "nsk_sampled_set__slot takes 13 bits");
 _Static_assert(offsetof(struct region, filter) == 0, "the region begins with its filter");
 
@@ -83,7 +78,7 @@ static struct region *region_get(void)
 int nsk_sampled_set__add(uintptr_t addr)
 {
 	struct region *r = region_get();
-	uint64_t h = hash(addr);
+	uint64_t h = nsk_sampled_set__hash(addr);
 	uint32_t f = nsk_sampled_set__slot(addr), home = (uint32_t)(h >> 17) & (NBUCKETS - 1);
 
 	if (!r)
@@ -117,7 +112,7 @@ int nsk_sampled_set__remove(uintptr_t addr)
 
 	/* not this address, most of the time (nothing live: the caller) */
 	r = region_now();
-	h = hash(addr);
+	h = nsk_sampled_set__hash(addr);
 	f = nsk_sampled_set__slot(addr);
 	if (!r || !__atomic_load_n(&r->filter[f], __ATOMIC_ACQUIRE))
 		return 0;

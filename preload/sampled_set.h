@@ -35,9 +35,16 @@ static inline int nsk_sampled_set__empty(void)
  * the address may be in the set. */
 extern uint16_t *nsk_sampled_set_filter;
 
+/* An address's hash: its filter counter is the top 13 bits, its home
+ * bucket the bits below (sampled_set.c). */
+static inline uint64_t nsk_sampled_set__hash(uintptr_t addr)
+{
+	return (uint64_t)(addr >> 4) * 0x9e3779b97f4a7c15ULL;
+}
+
 static inline uint32_t nsk_sampled_set__slot(uintptr_t addr)
 {
-	return (uint32_t)(((uint64_t)(addr >> 4) * 0x9e3779b97f4a7c15ULL) >> 51);
+	return (uint32_t)(nsk_sampled_set__hash(addr) >> 51);
 }
 
 static inline int nsk_sampled_set__may_hold(uintptr_t addr)

@@ -92,7 +92,7 @@ struct nsk_load {
 	uint64_t run_id_max; /* the highest id so far, moved */
 	uint64_t *run_frames; /* a stack's frame ids, moved */
 	uint32_t run_frames_cap;
-	int64_t run_clock_off; /* the first run's realtime - monotonic */
+	uint64_t run_clock_off; /* the first run's realtime - monotonic */
 	int run_clock_known, run_clock_pending;
 	char err[256];
 };

@@ -24,17 +24,19 @@
 
 /* Two runs of one boot: their clock offsets agree to within the clock's
  * slewing and small steps (NTP); a reboot moves them by the boot's start. */
-#define NSK_RUN_CLOCK_SLACK_NS 2000000000ll
+#define NSK_RUN_CLOCK_SLACK_NS 2000000000ull
 
 /* Ids are bound to SQL as int64: every moved id stays below this. */
 #define NSK_RUN_ID_LIMIT ((uint64_t)INT64_MAX)
 
-/* id moved into this run (0, "none", stays 0), noting the highest. */
+/* id moved into this run (0, "none", stays 0), noting the highest.  The
+ * first run's ids stay as they are, whatever they are, as in a file read
+ * alone; a later run's must fit above the earlier ones. */
 static int move(struct nsk_load *ld, uint64_t *id)
 {
 	if (!*id)
 		return 0;
-	if (*id > NSK_RUN_ID_LIMIT - ld->run_base) {
+	if (ld->run_base && *id > NSK_RUN_ID_LIMIT - ld->run_base) {
 		snprintf(ld->err, sizeof(ld->err), "an id of %llu is too large "
 			 "to join the segments of two recorder runs",
 			 (unsigned long long)*id);
@@ -126,7 +128,9 @@ int nsk_load__new_run(struct nsk_load *ld)
 
 int nsk_load__run_clock(struct nsk_load *ld, const struct nsk_rec_clock *c)
 {
-	int64_t off = (int64_t)(c->realtime_ns - c->monotonic_ns), d;
+	/* offsets and their difference modulo 2^64: a file's times may be
+	 * anything, and a signed difference could overflow */
+	uint64_t off = c->realtime_ns - c->monotonic_ns, d;
 
 	if (!ld->runs)
 		return 0;
@@ -140,7 +144,7 @@ int nsk_load__run_clock(struct nsk_load *ld, const struct nsk_rec_clock *c)
 		return 0;
 	ld->run_clock_pending = 0;
 	d = off - ld->run_clock_off;
-	if (d > NSK_RUN_CLOCK_SLACK_NS || d < -NSK_RUN_CLOCK_SLACK_NS) {
+	if (d + NSK_RUN_CLOCK_SLACK_NS > 2 * NSK_RUN_CLOCK_SLACK_NS) { /* |d| > slack */
 		snprintf(ld->err, sizeof(ld->err), "the recorder ran again here "
 			 "after a reboot (its times are of another clock): "
 			 "give a range on one side of it");
