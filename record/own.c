@@ -450,6 +450,10 @@ static const char *const machinery[] = {
 	"__bpf_trace_*",
 	"trace_call_bpf",	/* tracepoint programs */
 	"bpf_overflow_handler", /* perf_event programs */
+	"bpf_task_work_*",	/* task work a program scheduled (the off-CPU
+				 * signal's user stacks, bpf/offcpu.bpf.c): its
+				 * callback runs on the way back to user space,
+				 * then puts the program (__bpf_prog_put) */
 	NULL
 };
 

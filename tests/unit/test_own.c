@@ -33,6 +33,7 @@ START_TEST(test_tracepoint_dispatch)
 	ck_assert(nsk_own__machinery("__bpf_trace_sched_switch", 0));
 	ck_assert(nsk_own__machinery("trace_call_bpf", 0));
 	ck_assert(nsk_own__machinery("bpf_overflow_handler", 0));
+	ck_assert(nsk_own__machinery("bpf_task_work_callback", 0));
 	/* a return address in the padding before it (CONFIG_CALL_PADDING) */
 	ck_assert(nsk_own__machinery("__pfx___bpf_trace_sys_exit", 0));
 	ck_assert(!nsk_own__machinery("__pfx_ksys_write", 0));
