@@ -26,6 +26,7 @@
 #include "record/stacks/debuginfo.h"
 #include "record/stacks/debuginfod.h"
 #include "record/stacks/fde_ranges.h"
+#include "record/stacks/scopes.h"
 #include "record/stacks/symtab.h"
 #include "record/stacks/demangle_rust.h"
 #include "record/stacks/gosym.h"
@@ -62,6 +63,7 @@ struct nsk_module {
 	int fde_tried;
 	struct nsk_symtab *symtab; /* sorted symbols, on first need */
 	int symtab_tried;
+	struct nsk_scopes *scopes; /* each unit's code ranges, on first need */
 	struct nsk_unwind_rules *rules; /* by vaddr, on first need */
 	int rules_tried;
 };
@@ -129,6 +131,7 @@ static void module_free(struct nsk_module *m)
 	nsk_gosym__free(m->go);
 	nsk_fde_ranges__free(m->fde); /* before its Elf ends with the Dwfl */
 	nsk_symtab__free(m->symtab);
+	nsk_scopes__free(m->scopes); /* before the Dwfl its DIEs are in */
 	nsk_unwind_rules__free(m->rules); /* before the Dwfl its CFI is in */
 	if (m->fd >= 0)
 		close(m->fd);
@@ -390,7 +393,7 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 	Dwarf_Addr addr = vaddr + m->bias, cubias = 0;
 	const char *symname, *file = NULL;
 	Dwarf_Files *files = NULL;
-	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Die *cu, scopes[NSK_SYMLOC_MAX];
 	size_t nfiles = 0;
 	uint64_t off = 0, size = 0;
 	Dwfl_Line *l;
@@ -412,7 +415,11 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 	if (l)
 		file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
 	cu = dwfl_module_addrdie(m->dwmod, addr, &cubias);
-	ns = cu ? dwarf_getscopes(cu, addr - cubias, &scopes) : 0;
+	if (cu && !m->scopes)
+		m->scopes = nsk_scopes__new();
+	ns = cu && m->scopes ? nsk_scopes__at(m->scopes, cu, addr - cubias, scopes, max) : 0;
+	if (ns < 0)
+		ns = 0;
 	if (cu && dwarf_getsrcfiles(cu, &files, &nfiles))
 		files = NULL;
 	/* Innermost first: each inlined call's location in its caller is its
@@ -438,7 +445,6 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 		if (!dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl))
 			line = (int)cl;
 	}
-	free(scopes);
 	/* A symbol without a size (.dynsym's hand-written entries) is only
 	 * the nearest one below: a function range that starts above it is
 	 * where the address really is.  No symbol at all (stripped code):

@@ -4,7 +4,7 @@
 # methods it instantiates.  The report must show them the Rust way: no
 # legacy hash element (17h...), no $LT$ escapes, no ::h<hash> suffix, no
 # raw _ZN/_R name; and the hot generic function named, it and the map's
-# methods with most of the samples.  Once with the default (legacy) mangling, once
+# methods (their inlined frames included) with most of the samples.  Once with the default (legacy) mangling, once
 # with v0.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 need_bpf
@@ -29,15 +29,16 @@ raw = re.compile(r"17h[0-9a-f]{16}|::h[0-9a-f]{16}\b|\$(LT|GT|C|u[0-9a-f]+)\$|^_
 bad = [r["function"] for r in rows if r["function"] and raw.search(r["function"])]
 assert not bad, "mangled names left: %s" % bad[:5]
 fill = sum(r["total_pct"] for r in rows if re.fullmatch(r"rust_hot::fill(::<u64, u32>)?", r["function"]))
-# fill, and what it calls for each key: the map's methods and its hasher
-# (inlined differently by each rustc: the shares between them vary)
-hot = sum(r["self_pct"] for r in rows
-          if re.search(r"rust_hot::fill|RawTable|hash_one|Hash|hash::", r["function"]))
+# fill calls the map's methods for each key; rustc inlines them into it,
+# and the standard library's helpers into them (differently by each rustc:
+# the self time lands in whichever inlined frame is innermost), so the
+# map's share is the total of its busiest method, inlined frames included
+hot = max([r["total_pct"] for r in rows if re.search(r"RawTable|HashMap", r["function"])] or [0])
 assert fill >= 20, "the hot generic fill: %.1f%% of samples, wanted >= 20" % fill
-assert hot >= 50, "fill and the map: %.1f%% of samples, wanted >= 50" % hot
+assert hot >= 50, "the map under fill: %.1f%% of samples, wanted >= 50" % hot
 table = [r["function"] for r in rows if "RawTable" in r["function"]]
 assert table, "no hashbrown RawTable method named"
-print("ok: %s: fill %.1f%%, with the map %.1f%% of samples; e.g. %s" % (sys.argv[2], fill, hot, table[0]))
+print("ok: %s: fill %.1f%%, the map %.1f%% of samples; e.g. %s" % (sys.argv[2], fill, hot, table[0]))
 PY
 }
 check default
