@@ -26,7 +26,9 @@
 #include "record/stacks/debuginfo.h"
 #include "record/stacks/debuginfod.h"
 #include "record/stacks/fde_ranges.h"
+#include "record/stacks/cache_dir.h"
 #include "record/stacks/scopes.h"
+#include "record/stacks/symcache.h"
 #include "record/stacks/symtab.h"
 #include "record/stacks/demangle_rust.h"
 #include "record/stacks/gosym.h"
@@ -64,6 +66,12 @@ struct nsk_module {
 	struct nsk_symtab *symtab; /* sorted symbols, on first need */
 	int symtab_tried;
 	struct nsk_scopes *scopes; /* each unit's code ranges, on first need */
+	struct nsk_symbols *owner;
+	struct nsk_symcache *answers; /* kept by build-id, on first need */
+	int answers_tried;
+	unsigned answers_from; /* NSK_SYMCACHE_* */
+	int uncacheable; /* the last answer names the module: not kept */
+	int answered_without_dwarf; /* an answer kept while it had none */
 	struct nsk_unwind_rules *rules; /* by vaddr, on first need */
 	int rules_tried;
 };
@@ -74,6 +82,8 @@ struct nsk_symbols {
 	size_t n;
 	struct nsk_debuginfod *dbgd; /* NULL: DEBUGINFOD_URLS unset */
 	struct nsk_debug_cache *cache; /* NULL: the cache is off */
+	int answers_dir; /* the cache's symbols/, -1 off (symcache.h) */
+	uint64_t answered; /* addresses answered from there */
 };
 
 static const Dwfl_Callbacks callbacks = {
@@ -104,6 +114,7 @@ char *nsk_demangle(const char *name)
 int nsk_symbols__new(struct nsk_symbols **out)
 {
 	struct nsk_symbols *s = calloc(1, sizeof(*s));
+	char path[4096], why[256];
 
 	if (!s || !(s->index = nsk_intern__new())) {
 		free(s);
@@ -111,6 +122,10 @@ int nsk_symbols__new(struct nsk_symbols **out)
 	}
 	s->dbgd = nsk_debuginfod__new();
 	s->cache = nsk_debug_cache__open();
+	s->answers_dir = nsk_cache_dir__open("symbols", path, sizeof(path), why,
+					     sizeof(why));
+	if (s->answers_dir < 0)
+		nsk_cache_dir__warn(s->answers_dir, why);
 	*out = s;
 	return 0;
 }
@@ -132,6 +147,7 @@ static void module_free(struct nsk_module *m)
 	nsk_fde_ranges__free(m->fde); /* before its Elf ends with the Dwfl */
 	nsk_symtab__free(m->symtab);
 	nsk_scopes__free(m->scopes); /* before the Dwfl its DIEs are in */
+	nsk_symcache__free(m->answers);
 	nsk_unwind_rules__free(m->rules); /* before the Dwfl its CFI is in */
 	if (m->fd >= 0)
 		close(m->fd);
@@ -150,6 +166,8 @@ void nsk_symbols__free(struct nsk_symbols *s)
 	for (size_t i = 0; i < s->n; i++)
 		module_free(s->mods[i]);
 	nsk_debug_cache__free(s->cache);
+	if (s->answers_dir >= 0)
+		close(s->answers_dir);
 	free(s->mods);
 	nsk_intern__free(s->index);
 	free(s);
@@ -248,6 +266,7 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 	m->name = slash ? slash + 1 : m->path;
 	m->serial = s->n + 1;
 	m->fd = -1;
+	m->owner = s;
 	/* the vdso has no file: a copy of its image stands for one */
 	if (!open_path && !strcmp(path, "[vdso]"))
 		open_path = nsk_vdso__path();
@@ -263,7 +282,55 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 
 void nsk_symbols__store_cache(struct nsk_symbols *s)
 {
+	for (size_t i = 0; i < s->n; i++) {
+		struct nsk_module *m = s->mods[i];
+		Dwarf_Addr bias;
+
+		int dwarf;
+
+		if (!nsk_symcache__changed(m->answers))
+			continue;
+		/* a debug file that came while the recording ran (debuginfod):
+		 * the answers made before it are not kept as its answers */
+		dwarf = dwfl_module_getdwarf(m->dwmod, &bias) != NULL;
+		if (!dwarf || !m->answered_without_dwarf)
+			nsk_symcache__write(s->answers_dir, m->build_id, m->build_id_len,
+					    m->answers,
+					    (dwarf ? NSK_SYMCACHE_DWARF : 0) |
+						    (m->has_symtab ? NSK_SYMCACHE_SYMTAB : 0));
+	}
 	nsk_debug_cache__store(s->cache);
+}
+
+uint64_t nsk_symbols__answered(const struct nsk_symbols *s)
+{
+	return s->answered;
+}
+
+/* The answers kept for the module's build, read on first need.  Answers
+ * worked out without DWARF hold only while there is none (a -dbgsym
+ * package installed since), and without a symbol table only for a module
+ * without one (the same build-id unstripped): else they are dropped and
+ * worked out again. */
+static struct nsk_symcache *answers_of(struct nsk_module *m)
+{
+	Dwarf_Addr bias;
+
+	if (m->answers_tried)
+		return m->answers;
+	m->answers_tried = 1;
+	if (m->owner->answers_dir < 0 || !m->build_id_len || !m->dwmod)
+		return NULL;
+	m->answers = nsk_symcache__read(m->owner->answers_dir, m->build_id,
+					m->build_id_len, &m->answers_from);
+	if (m->answers && !(m->answers_from & NSK_SYMCACHE_DWARF) &&
+	    ((m->has_symtab && !(m->answers_from & NSK_SYMCACHE_SYMTAB)) ||
+	     dwfl_module_getdwarf(m->dwmod, &bias))) {
+		nsk_symcache__free(m->answers);
+		m->answers = nsk_symcache__read(-1, m->build_id, m->build_id_len,
+						&m->answers_from);
+	}
+	return m->answers;
 }
 
 int nsk_module__unwind_rule(struct nsk_module *m, uint64_t vaddr,
@@ -328,6 +395,9 @@ int nsk_module__lacks_symbols(struct nsk_module *m)
 
 	if (!m->dwmod || m->has_symtab || m->go) /* Go: its own table */
 		return 0;
+	/* answers worked out with DWARF: there was a debug file */
+	if (answers_of(m) && (m->answers_from & NSK_SYMCACHE_DWARF))
+		return 0;
 	/* looks for the debug file, if nothing has yet */
 	dwfl_module_getdwarf(m->dwmod, &bias);
 	return !m->di.found;
@@ -387,7 +457,7 @@ static const char *die_name(struct nsk_module *m, Dwarf_Die *die, int slot)
 	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
 }
 
-int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
+static int symbolize_live(struct nsk_module *m, uint64_t vaddr,
 			  struct nsk_symloc *out, int max)
 {
 	Dwarf_Addr addr = vaddr + m->bias, cubias = 0;
@@ -457,8 +527,10 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 		uint64_t start;
 		const char *r = fde_name(m, vaddr, NSK_SYMLOC_MAX - 2, &start);
 
-		if (r && (!symname || start > addr - off))
+		if (r && (!symname || start > addr - off)) {
 			symname = r;
+			m->uncacheable = 1; /* module!0x...: another path, another name */
+		}
 	}
 	/* No DWARF, or the chain did not reach a real function: the ELF
 	 * symbol is the outermost function. */
@@ -477,5 +549,27 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 	}
 	if (n == 1 && !out[0].function && !out[0].file)
 		n = 0;
+	return n;
+}
+
+int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
+			  struct nsk_symloc *out, int max)
+{
+	struct nsk_symcache *kept = max >= NSK_SYMLOC_MAX ? answers_of(m) : NULL;
+	Dwarf_Addr bias;
+	int n;
+
+	if (kept && (n = nsk_symcache__find(kept, vaddr, out)) >= 0) {
+		scratch_clear(m);
+		m->owner->answered++;
+		return n;
+	}
+	m->uncacheable = 0;
+	n = symbolize_live(m, vaddr, out, max);
+	if (kept && !m->uncacheable) {
+		if (!dwfl_module_getdwarf(m->dwmod, &bias))
+			m->answered_without_dwarf = 1;
+		nsk_symcache__add(kept, vaddr, out, n); /* full: not kept */
+	}
 	return n;
 }

@@ -27,10 +27,14 @@ struct nsk_symloc {
 
 int nsk_symbols__new(struct nsk_symbols **out);
 void nsk_symbols__free(struct nsk_symbols *s); /* accepts NULL */
-/* Leaves decompressed copies of the compressed debug files this recording
- * opened in the cache, for the next ones (debug_cache.h).  Takes time:
- * called once the recording is written. */
+/* Leaves in the cache, for the next recordings, decompressed copies of the
+ * compressed debug files this one opened (debug_cache.h) and the answers
+ * it worked out for each build (symcache.h).  Takes time: called once the
+ * recording is written. */
 void nsk_symbols__store_cache(struct nsk_symbols *s);
+/* How many addresses were answered from what earlier recordings of the
+ * same builds worked out (record/stacks/symcache.h). */
+uint64_t nsk_symbols__answered(const struct nsk_symbols *s);
 
 /* The module for a mapped file, opened on first use: path as the process
  * sees it, open_path where this process can read it, ino to tell two files

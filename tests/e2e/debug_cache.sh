@@ -8,6 +8,8 @@
 # names them from the copy.  A copy that is a symbolic link, writable by
 # others or of another build-id is not read; a cache directory that is a
 # link or open to others is refused with one line; the size limit holds.
+# The answers kept by build-id (symbols/BID.sym, record/stacks/symcache.h)
+# name the functions with no debug file left at all.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 . "$TOP_SRCDIR/tests/e2e/record_lib.sh"
 . "$TOP_SRCDIR/tests/e2e/stripped_lib.sh"
@@ -46,11 +48,24 @@ for w in info line abbrev str; do
 done
 echo "ok: a decompressed copy with the same DWARF, 0600 in 0700 directories"
 
-# 2. the original gone: the copy names the functions
+# 2. the original gone: the copy names the functions (the answers the
+# first recording kept, symbols/BID.sym, set aside: they would name them
+# without opening any debug file)
+ANSWERS=$C/symbols/$BID.sym
+[ "$(stat_of "$ANSWERS")" = "600 $(id -u)" ] || fail "answers kept as $(stat_of "$ANSWERS")"
+mv "$ANSWERS" "$TMPD/answers.sym"
 mv "$S.debug" "$TMPD/saved.debug"
 record_hot "$S" "$TMPD/2.nsk"
 assert_named "$TMPD/2.nsk.dump"
 echo "ok: named from the copy alone"
+
+# 2b. no debug file at all, only the answers kept: named the same
+mv "$COPY" "$TMPD/copy.debug"
+mv "$TMPD/answers.sym" "$ANSWERS"
+record_hot "$S" "$TMPD/2b.nsk"
+assert_named "$TMPD/2b.nsk.dump"
+mv "$TMPD/copy.debug" "$COPY"
+echo "ok: named from the answers kept by build-id"
 
 # not_named DUMP WHAT: the functions are FDE ranges again (no debug file read)
 not_named() {
@@ -59,18 +74,21 @@ not_named() {
 	assert_near "$(self_share "$1" "$a")" 60 5 "$2: hot_a as $a"
 }
 
-# 3. copies that must not be read
+# 3. copies that must not be read (each time without kept answers)
 cp "$COPY" "$TMPD/good.debug"
 chmod 0666 "$COPY"
+rm -rf "$C/symbols"
 record_hot "$S" "$TMPD/3.nsk" 1
 not_named "$TMPD/3.nsk.dump" "a copy writable by others"
 rm -f "$COPY"
 ln -s "$TMPD/good.debug" "$COPY"
+rm -rf "$C/symbols"
 record_hot "$S" "$TMPD/4.nsk" 1
 not_named "$TMPD/4.nsk.dump" "a copy that is a symbolic link"
 rm -f "$COPY"
 objcopy --only-keep-debug "$WORKLOADS/cpu_split" "$COPY" && chmod 0600 "$COPY" ||
 	fail "objcopy of cpu_split"
+rm -rf "$C/symbols"
 record_hot "$S" "$TMPD/5.nsk" 1
 not_named "$TMPD/5.nsk.dump" "a copy of another build-id"
 rm -f "$COPY"
@@ -111,6 +129,7 @@ NUSKU_CACHE_MAX=$((size * 3 / 2)) record_hot "$S" "$TMPD/9.nsk" 1
 [ -f "$COPY" ] || fail "no copy made within the limit"
 [ ! -e "$C/debug/0000.debug" ] || fail "the old copy was not removed for the new one"
 rm -f "$COPY"
+rm -rf "$C/symbols" # or the answers kept would not need the debug file
 NUSKU_CACHE_MAX=$((size / 2)) record_hot "$S" "$TMPD/10.nsk" 1
 [ ! -e "$COPY" ] || fail "a copy made past the limit"
 echo "ok: the size limit holds, oldest first"

@@ -1,0 +1,347 @@
+/* A module's symbolized addresses, kept by build-id (see symcache.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "record/stacks/intern.h"
+#include "record/stacks/symcache.h"
+
+#define MAGIC "NSKSYMC1"
+#define NONE UINT32_MAX
+/* A file holds at most this many addresses and bytes: a long-running
+ * server's libraries stay far below; past it new answers are not kept. */
+#define MAX_ENTRIES (1u << 18)
+#define MAX_BYTES (32u << 20)
+
+struct nsk_symcache_head {
+	char magic[8];
+	uint32_t flags; /* NSK_SYMCACHE_* */
+	uint32_t id_len;
+	uint8_t id[64];
+	uint64_t n_entries, n_locs, arena_len;
+};
+
+struct ent {
+	uint64_t vaddr;
+	uint32_t first, n; /* locations [first, first + n) */
+};
+
+struct loc {
+	uint32_t function, file; /* arena offsets, NONE: unknown */
+	uint32_t line, inlined;
+};
+
+struct nsk_symcache {
+	struct ent *e;
+	size_t ne, cape;
+	struct loc *l;
+	size_t nl, capl;
+	char *arena;
+	size_t used, cap;
+	struct nsk_intern *by_addr; /* vaddr -> 1 + entry */
+	struct nsk_intern *strings; /* string -> 1 + offset, made on first add */
+	int changed;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap * 2 : 256;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	q = realloc(*p, c * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+void nsk_symcache__free(struct nsk_symcache *c)
+{
+	if (!c)
+		return;
+	free(c->e);
+	free(c->l);
+	free(c->arena);
+	nsk_intern__free(c->by_addr);
+	nsk_intern__free(c->strings);
+	free(c);
+}
+
+static void id_name(const uint8_t *id, size_t len, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len && n + 3 < outlen; i++)
+		n += (size_t)snprintf(out + n, outlen - n, "%02x", id[i]);
+	snprintf(out + n, outlen - n, ".sym");
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -EIO;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* The file's answers into c, checked whole: 0, or -EINVAL (c is then
+ * left empty by the caller) or -ENOMEM. */
+static int parse(struct nsk_symcache *c, const char *buf, size_t len,
+		 const uint8_t *id, size_t id_len, unsigned *made_from)
+{
+	const struct nsk_symcache_head *h = (const void *)buf;
+	const struct ent *e;
+	const struct loc *l;
+	const char *arena;
+
+	if (len < sizeof(*h) || memcmp(h->magic, MAGIC, 8) || h->id_len != id_len ||
+	    memcmp(h->id, id, id_len) || h->n_entries > MAX_ENTRIES ||
+	    h->n_locs > (uint64_t)MAX_ENTRIES * NSK_SYMLOC_MAX ||
+	    h->arena_len > MAX_BYTES ||
+	    len != sizeof(*h) + h->n_entries * sizeof(*e) + h->n_locs * sizeof(*l) +
+			   h->arena_len)
+		return -EINVAL;
+	e = (const void *)(h + 1);
+	l = (const void *)(e + h->n_entries);
+	arena = (const char *)(l + h->n_locs);
+	if (h->arena_len && arena[h->arena_len - 1])
+		return -EINVAL; /* every offset below it ends in a NUL */
+	for (uint64_t i = 0; i < h->n_locs; i++)
+		if ((l[i].function != NONE && l[i].function >= h->arena_len) ||
+		    (l[i].file != NONE && l[i].file >= h->arena_len) || l[i].inlined > 1)
+			return -EINVAL;
+	for (uint64_t i = 0; i < h->n_entries; i++)
+		if (e[i].n > NSK_SYMLOC_MAX || e[i].first > h->n_locs ||
+		    e[i].n > h->n_locs - e[i].first)
+			return -EINVAL;
+	if (grow((void **)&c->e, &c->cape, h->n_entries, sizeof(*c->e)) ||
+	    grow((void **)&c->l, &c->capl, h->n_locs, sizeof(*c->l)) ||
+	    grow((void **)&c->arena, &c->cap, h->arena_len, 1))
+		return -ENOMEM;
+	memcpy(c->e, e, h->n_entries * sizeof(*e));
+	memcpy(c->l, l, h->n_locs * sizeof(*l));
+	memcpy(c->arena, arena, h->arena_len);
+	c->ne = h->n_entries;
+	c->nl = h->n_locs;
+	c->used = h->arena_len;
+	for (size_t i = 0; i < c->ne; i++) {
+		if (nsk_intern__find(c->by_addr, &c->e[i].vaddr, 8))
+			return -EINVAL; /* one address twice */
+		if (nsk_intern__add(c->by_addr, &c->e[i].vaddr, 8, i + 1))
+			return -ENOMEM;
+	}
+	*made_from = h->flags & (NSK_SYMCACHE_DWARF | NSK_SYMCACHE_SYMTAB);
+	return 0;
+}
+
+/* Back to no answers, after a file that did not hold. */
+static int reset(struct nsk_symcache *c)
+{
+	nsk_intern__free(c->by_addr);
+	c->by_addr = nsk_intern__new();
+	c->ne = c->nl = c->used = 0;
+	return c->by_addr ? 0 : -ENOMEM;
+}
+
+struct nsk_symcache *nsk_symcache__read(int dir, const uint8_t *id, size_t len,
+					unsigned *made_from)
+{
+	struct nsk_symcache *c = calloc(1, sizeof(*c));
+	char name[160], *buf = NULL;
+	struct stat st;
+	int fd = -1, err = 0;
+
+	*made_from = 0;
+	if (!c || !(c->by_addr = nsk_intern__new()))
+		goto fail;
+	if (dir < 0 || !len || len > sizeof(((struct nsk_symcache_head *)0)->id))
+		return c;
+	id_name(id, len, name, sizeof(name));
+	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return c;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) || st.st_size < (off_t)sizeof(struct nsk_symcache_head) ||
+	    st.st_size > (off_t)MAX_BYTES * 2)
+		goto out;
+	buf = malloc((size_t)st.st_size);
+	if (!buf)
+		goto fail;
+	if (read_all(fd, buf, (size_t)st.st_size))
+		goto out;
+	err = parse(c, buf, (size_t)st.st_size, id, len, made_from);
+	if (err == -ENOMEM)
+		goto fail;
+	if (err) {
+		*made_from = 0;
+		if (reset(c))
+			goto fail;
+	}
+out:
+	free(buf);
+	close(fd);
+	return c;
+fail:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	nsk_symcache__free(c);
+	return NULL;
+}
+
+int nsk_symcache__find(const struct nsk_symcache *c, uint64_t vaddr,
+		       struct nsk_symloc *out)
+{
+	uint64_t v = c ? nsk_intern__find(c->by_addr, &vaddr, 8) : 0;
+	const struct ent *e;
+
+	if (!v)
+		return -1;
+	e = &c->e[v - 1];
+	for (uint32_t i = 0; i < e->n; i++) {
+		const struct loc *l = &c->l[e->first + i];
+
+		out[i].function = l->function == NONE ? NULL : c->arena + l->function;
+		out[i].file = l->file == NONE ? NULL : c->arena + l->file;
+		out[i].line = l->line;
+		out[i].inlined = (int)l->inlined;
+	}
+	return (int)e->n;
+}
+
+/* The string's offset in the arena, added when new; NONE for NULL. */
+static int string_at(struct nsk_symcache *c, const char *s, uint32_t *off)
+{
+	size_t len;
+	uint64_t v;
+
+	*off = NONE;
+	if (!s)
+		return 0;
+	if (!c->strings) { /* the strings read from the file, once */
+		if (!(c->strings = nsk_intern__new()))
+			return -ENOMEM;
+		for (size_t at = 0; at < c->used; at += strlen(c->arena + at) + 1) {
+			size_t l = strlen(c->arena + at);
+
+			if (!nsk_intern__find(c->strings, c->arena + at, l) &&
+			    nsk_intern__add(c->strings, c->arena + at, l, at + 1))
+				return -ENOMEM;
+		}
+	}
+	len = strlen(s);
+	v = nsk_intern__find(c->strings, s, len);
+	if (v) {
+		*off = (uint32_t)(v - 1);
+		return 0;
+	}
+	if (c->used + len + 1 > MAX_BYTES)
+		return -ENOSPC;
+	if (grow((void **)&c->arena, &c->cap, c->used + len + 1, 1))
+		return -ENOMEM;
+	memcpy(c->arena + c->used, s, len + 1);
+	if (nsk_intern__add(c->strings, s, len, c->used + 1))
+		return -ENOMEM;
+	*off = (uint32_t)c->used;
+	c->used += len + 1;
+	return 0;
+}
+
+int nsk_symcache__add(struct nsk_symcache *c, uint64_t vaddr,
+		      const struct nsk_symloc *locs, int n)
+{
+	struct loc l[NSK_SYMLOC_MAX];
+	int err;
+
+	if (n < 0 || n > NSK_SYMLOC_MAX)
+		return -EINVAL;
+	if (c->ne >= MAX_ENTRIES)
+		return -ENOSPC;
+	/* every string first: the arena may move, and locs may point into it */
+	for (int i = 0; i < n; i++) {
+		if ((err = string_at(c, locs[i].function, &l[i].function)) ||
+		    (err = string_at(c, locs[i].file, &l[i].file)))
+			return err;
+		l[i].line = locs[i].line;
+		l[i].inlined = !!locs[i].inlined;
+	}
+	if (grow((void **)&c->e, &c->cape, c->ne + 1, sizeof(*c->e)) ||
+	    grow((void **)&c->l, &c->capl, c->nl + (size_t)n, sizeof(*c->l)))
+		return -ENOMEM;
+	memcpy(c->l + c->nl, l, (size_t)n * sizeof(*l));
+	c->e[c->ne] = (struct ent){ vaddr, (uint32_t)c->nl, (uint32_t)n };
+	if (nsk_intern__add(c->by_addr, &vaddr, 8, c->ne + 1))
+		return -ENOMEM;
+	c->ne++;
+	c->nl += (size_t)n;
+	c->changed = 1;
+	return 0;
+}
+
+int nsk_symcache__changed(const struct nsk_symcache *c)
+{
+	return c && c->changed;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t w = write(fd, (const char *)buf + done, len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EIO;
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+void nsk_symcache__write(int dir, const uint8_t *id, size_t len,
+			 const struct nsk_symcache *c, unsigned made_from)
+{
+	struct nsk_symcache_head h = { .magic = MAGIC };
+	char name[160], tmp[200];
+	int fd, ok;
+
+	if (dir < 0 || !c || !c->ne || !len || len > sizeof(h.id))
+		return;
+	h.flags = made_from;
+	h.id_len = (uint32_t)len;
+	memcpy(h.id, id, len);
+	h.n_entries = c->ne;
+	h.n_locs = c->nl;
+	h.arena_len = c->used;
+	id_name(id, len, name, sizeof(name));
+	snprintf(tmp, sizeof(tmp), ".tmp-%s-%d", name, (int)getpid());
+	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0)
+		return;
+	ok = !write_all(fd, &h, sizeof(h)) &&
+	     !write_all(fd, c->e, c->ne * sizeof(*c->e)) &&
+	     !write_all(fd, c->l, c->nl * sizeof(*c->l)) &&
+	     !write_all(fd, c->arena, c->used);
+	ok = !close(fd) && ok;
+	if (!ok || renameat(dir, tmp, dir, name))
+		unlinkat(dir, tmp, 0);
+}
