@@ -21,6 +21,11 @@
  * units together) is not followed: a hostile file's loop of imports ends
  * here. */
 #define MAX_DEPTH 64
+/* DIEs looked at for one unit, at most: a hostile file's unit that imports
+ * one partial unit many times over, at every level, would otherwise be
+ * walked an exponential number of times.  Real units stay far below (a
+ * large C++ unit has a few hundred thousand). */
+#define MAX_DIES (1L << 22)
 
 struct entry {
 	Dwarf_Die die;
@@ -35,6 +40,7 @@ struct range {
 };
 
 struct unit {
+	long dies_left; /* of MAX_DIES */
 	struct entry *e;
 	size_t ne, cape;
 	struct range *r;
@@ -128,6 +134,9 @@ static int walk(struct unit *u, Dwarf_Die *parent, int pentry, int depth)
 		Dwarf_Attribute a;
 		Dwarf_Die imported;
 
+		if (--u->dies_left < 0)
+			return 0; /* what was indexed so far answers */
+
 		if (tag == DW_TAG_imported_unit) {
 			if (dwarf_formref_die(dwarf_attr(&child, DW_AT_import, &a),
 					      &imported))
@@ -199,6 +208,7 @@ static struct unit *unit_build(Dwarf_Die *cu)
 
 	if (!u)
 		return NULL;
+	u->dies_left = MAX_DIES;
 	if (walk(u, cu, -1, 0))
 		goto fail;
 	if (u->nr)

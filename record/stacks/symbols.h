@@ -76,8 +76,9 @@ int nsk_module__symbolize(struct nsk_module *m, uint64_t vaddr,
 int nsk_module__lacks_symbols(struct nsk_module *m);
 
 /* Loads now what the first lookup in the module would load (its symbol
- * table, its debug info and address ranges), so that lookup is quick.  For
- * a recorder that knows which big module its first events will hit. */
+ * table, its debug info and address ranges; only the answers kept for its
+ * build when they hold the address looked up), so that lookup is quick.
+ * For a recorder that knows which big module its first events will hit. */
 void nsk_module__warm(struct nsk_module *m);
 
 /* A demangled copy of a C++ or Rust name (malloc, record/stacks/
