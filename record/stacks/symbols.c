@@ -282,6 +282,8 @@ struct nsk_module *nsk_symbols__module(struct nsk_symbols *s, const char *path,
 
 void nsk_symbols__store_cache(struct nsk_symbols *s)
 {
+	int wrote = 0;
+
 	for (size_t i = 0; i < s->n; i++) {
 		struct nsk_module *m = s->mods[i];
 		Dwarf_Addr bias;
@@ -293,12 +295,16 @@ void nsk_symbols__store_cache(struct nsk_symbols *s)
 		/* a debug file that came while the recording ran (debuginfod):
 		 * the answers made before it are not kept as its answers */
 		dwarf = dwfl_module_getdwarf(m->dwmod, &bias) != NULL;
-		if (!dwarf || !m->answered_without_dwarf)
+		if (!dwarf || !m->answered_without_dwarf) {
 			nsk_symcache__write(s->answers_dir, m->build_id, m->build_id_len,
 					    m->answers,
 					    (dwarf ? NSK_SYMCACHE_DWARF : 0) |
 						    (m->has_symtab ? NSK_SYMCACHE_SYMTAB : 0));
+			wrote = 1;
+		}
 	}
+	if (wrote)
+		nsk_symcache__prune(s->answers_dir, NSK_SYMCACHE_MAX);
 	nsk_debug_cache__store(s->cache);
 }
 

@@ -1,10 +1,12 @@
 /* A module's symbolized addresses, kept by build-id (see symcache.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "record/stacks/intern.h"
@@ -135,9 +137,12 @@ static int parse(struct nsk_symcache *c, const char *buf, size_t len,
 	    grow((void **)&c->l, &c->capl, h->n_locs, sizeof(*c->l)) ||
 	    grow((void **)&c->arena, &c->cap, h->arena_len, 1))
 		return -ENOMEM;
-	memcpy(c->e, e, h->n_entries * sizeof(*e));
-	memcpy(c->l, l, h->n_locs * sizeof(*l));
-	memcpy(c->arena, arena, h->arena_len);
+	if (h->n_entries) /* memcpy wants buffers even for no bytes */
+		memcpy(c->e, e, h->n_entries * sizeof(*e));
+	if (h->n_locs)
+		memcpy(c->l, l, h->n_locs * sizeof(*l));
+	if (h->arena_len)
+		memcpy(c->arena, arena, h->arena_len);
 	c->ne = h->n_entries;
 	c->nl = h->n_locs;
 	c->used = h->arena_len;
@@ -193,6 +198,8 @@ struct nsk_symcache *nsk_symcache__read(int dir, const uint8_t *id, size_t len,
 		*made_from = 0;
 		if (reset(c))
 			goto fail;
+	} else {
+		futimens(fd, NULL); /* used: the last to go (nsk_symcache__prune) */
 	}
 out:
 	free(buf);
@@ -285,7 +292,8 @@ int nsk_symcache__add(struct nsk_symcache *c, uint64_t vaddr,
 	if (grow((void **)&c->e, &c->cape, c->ne + 1, sizeof(*c->e)) ||
 	    grow((void **)&c->l, &c->capl, c->nl + (size_t)n, sizeof(*c->l)))
 		return -ENOMEM;
-	memcpy(c->l + c->nl, l, (size_t)n * sizeof(*l));
+	if (n) /* an address nothing named has no locations */
+		memcpy(c->l + c->nl, l, (size_t)n * sizeof(*l));
 	c->e[c->ne] = (struct ent){ vaddr, (uint32_t)c->nl, (uint32_t)n };
 	if (nsk_intern__add(c->by_addr, &vaddr, 8, c->ne + 1))
 		return -ENOMEM;
@@ -344,4 +352,70 @@ void nsk_symcache__write(int dir, const uint8_t *id, size_t len,
 	ok = !close(fd) && ok;
 	if (!ok || renameat(dir, tmp, dir, name))
 		unlinkat(dir, tmp, 0);
+}
+
+struct kept_file {
+	time_t used;
+	uint64_t size;
+	char name[160];
+};
+
+static int by_use(const void *a, const void *b)
+{
+	const struct kept_file *x = a, *y = b;
+
+	return x->used < y->used ? -1 : x->used > y->used;
+}
+
+void nsk_symcache__prune(int dir, uint64_t max)
+{
+	struct kept_file *f = NULL, *grown;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	struct dirent *de;
+	int dfd = dir >= 0 ? fcntl(dir, F_DUPFD_CLOEXEC, 3) : -1;
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	time_t now = time(NULL);
+
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		struct stat st;
+
+		if (l >= sizeof(f->name) ||
+		    fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (!strncmp(de->d_name, ".tmp-", 5)) { /* a recorder killed mid-write */
+			if (now - st.st_mtime > 3600)
+				unlinkat(dir, de->d_name, 0);
+			continue;
+		}
+		if (l < 5 || strcmp(de->d_name + l - 4, ".sym"))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			grown = realloc(f, cap * sizeof(*f));
+			if (!grown)
+				goto out;
+			f = grown;
+		}
+		f[n].used = st.st_mtime;
+		f[n].size = (uint64_t)st.st_blocks * 512;
+		memcpy(f[n].name, de->d_name, l + 1);
+		total += f[n].size;
+		n++;
+	}
+	if (n)
+		qsort(f, n, sizeof(*f), by_use);
+	for (size_t i = 0; i < n && total > max; i++)
+		if (!unlinkat(dir, f[i].name, 0))
+			total -= f[i].size;
+out:
+	free(f);
+	closedir(d);
 }

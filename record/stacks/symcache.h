@@ -64,4 +64,10 @@ int nsk_symcache__changed(const struct nsk_symcache *c);
 void nsk_symcache__write(int dir, const uint8_t *id, size_t len,
 			 const struct nsk_symcache *c, unsigned made_from);
 
+/* Removes the least recently used files of dir (read or written last the
+ * longest ago) while they take more than max bytes, and temporary files
+ * older than an hour. */
+#define NSK_SYMCACHE_MAX (64ull << 20)
+void nsk_symcache__prune(int dir, uint64_t max);
+
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <gelf.h>
 
 #include "record/stacks/symbols.h"
+#include "record/stacks/symcache.h"
 
 static char dir[] = "/tmp/nsk-symcache-XXXXXX";
 
@@ -254,6 +256,41 @@ START_TEST(test_stripped_copy)
 }
 END_TEST
 
+/* Three files of 64 KiB used 3, 2 and 1 hours ago and a stale temporary
+ * one: a limit of 150 KiB removes the oldest and the temporary one. */
+START_TEST(test_prune)
+{
+	static char dir3[] = "/tmp/nsk-symcache-XXXXXX";
+	static const char *names[] = { "old.sym", "mid.sym", "new.sym", ".tmp-x.sym-1" };
+	static const int hours[] = { 3, 2, 1, 2 };
+	char buf[65536] = { 0 }, cmd[128];
+	int d;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir3));
+	d = open(dir3, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(d, 0);
+	for (int i = 0; i < 4; i++) {
+		struct timespec t[2] = { { time(NULL) - hours[i] * 3600, 0 },
+					 { time(NULL) - hours[i] * 3600, 0 } };
+		int fd = openat(d, names[i], O_WRONLY | O_CREAT, 0600);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, buf, sizeof(buf)), (int)sizeof(buf));
+		ck_assert_int_eq(fsync(fd), 0);
+		ck_assert_int_eq(futimens(fd, t), 0);
+		close(fd);
+	}
+	nsk_symcache__prune(d, 150 << 10);
+	ck_assert_int_ne(faccessat(d, "old.sym", F_OK, 0), 0);
+	ck_assert_int_eq(faccessat(d, "mid.sym", F_OK, 0), 0);
+	ck_assert_int_eq(faccessat(d, "new.sym", F_OK, 0), 0);
+	ck_assert_int_ne(faccessat(d, ".tmp-x.sym-1", F_OK, 0), 0);
+	close(d);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir3);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("symcache");
@@ -264,6 +301,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_kept_answers);
 	tcase_add_test(tc, test_stripped_copy);
+	tcase_add_test(tc, test_prune);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
