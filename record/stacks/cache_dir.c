@@ -130,3 +130,35 @@ int nsk_cache_dir__open(const char *sub, char *path, size_t pathlen,
 	close(top);
 	return fd;
 }
+
+int nsk_cache_dir__read_all(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -EIO;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+int nsk_cache_dir__write_all(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t w = write(fd, (const char *)buf + done, len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EIO;
+		done += (size_t)w;
+	}
+	return 0;
+}

@@ -28,4 +28,9 @@ int nsk_cache_dir__open(const char *sub, char *path, size_t pathlen,
  * with fewer privileges than the cache's owner) is quietly no cache. */
 void nsk_cache_dir__warn(int err, const char *why);
 
+/* All of len bytes from the start of fd (pread), or all of buf written at
+ * fd's offset: 0, or -EIO on an error or a short file. */
+int nsk_cache_dir__read_all(int fd, void *buf, size_t len);
+int nsk_cache_dir__write_all(int fd, const void *buf, size_t len);
+
 #endif

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "record/stacks/cache_dir.h"
 #include "record/stacks/kallsyms.h"
 #include "record/stacks/kallsyms_int.h"
 
@@ -54,22 +55,6 @@ static int boot_id(char out[40])
 	if (r < 36)
 		return -EINVAL;
 	out[36] = 0; /* the newline */
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)done);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -EIO;
-		done += (size_t)r;
-	}
 	return 0;
 }
 
@@ -143,7 +128,7 @@ int nsk_kallsyms_cache__read(int dir, struct nsk_kallsyms **out)
 		err = -ENOMEM;
 		goto out;
 	}
-	if (read_all(fd, buf, (size_t)st.st_size))
+	if (nsk_cache_dir__read_all(fd, buf, (size_t)st.st_size))
 		goto out;
 	k = parse(buf, (size_t)st.st_size, id);
 	if (!k)
@@ -154,22 +139,6 @@ out:
 	free(buf);
 	close(fd);
 	return err;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t w = write(fd, (const char *)buf + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -EIO;
-		done += (size_t)w;
-	}
-	return 0;
 }
 
 void nsk_kallsyms_cache__write(int dir, const struct nsk_kallsyms *k)
@@ -233,8 +202,9 @@ void nsk_kallsyms_cache__write(int dir, const struct nsk_kallsyms *k)
 		    0600);
 	if (fd < 0)
 		goto out;
-	ok = !write_all(fd, &h, sizeof(h)) &&
-	     !write_all(fd, syms, n * sizeof(*syms)) && !write_all(fd, arena, used);
+	ok = !nsk_cache_dir__write_all(fd, &h, sizeof(h)) &&
+	     !nsk_cache_dir__write_all(fd, syms, n * sizeof(*syms)) &&
+	     !nsk_cache_dir__write_all(fd, arena, used);
 	ok = !close(fd) && ok;
 	if (!ok || renameat(dir, tmp, dir, FILE_NAME))
 		unlinkat(dir, tmp, 0);

@@ -14,6 +14,7 @@
 
 #include <dwarf.h>
 
+#include "record/stacks/grow.h"
 #include "record/stacks/intern.h"
 #include "record/stacks/scopes.h"
 
@@ -84,23 +85,6 @@ void nsk_scopes__free(struct nsk_scopes *s)
 	free(s);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap * 2 : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	q = realloc(*p, c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 /* The DIE's ranges into u, for entry; how many, or -ENOMEM. */
 static int add_ranges(struct unit *u, Dwarf_Die *die, int entry, int depth)
 {
@@ -111,7 +95,7 @@ static int add_ranges(struct unit *u, Dwarf_Die *die, int entry, int depth)
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
-		if (grow((void **)&u->r, &u->capr, u->nr + 1, sizeof(*u->r)))
+		if (nsk_grow((void **)&u->r, &u->capr, u->nr + 1, sizeof(*u->r)))
 			return -ENOMEM;
 		u->r[u->nr++] = (struct range){ lo, hi, entry, depth, -1 };
 		n++;
@@ -149,7 +133,7 @@ static int walk(struct unit *u, Dwarf_Die *parent, int pentry, int depth)
 				return n;
 			if (n == 0) /* a declaration or an abstract instance: no code */
 				continue;
-			if (grow((void **)&u->e, &u->cape, u->ne + 1, sizeof(*u->e)))
+			if (nsk_grow((void **)&u->e, &u->cape, u->ne + 1, sizeof(*u->e)))
 				return -ENOMEM;
 			entry = (int)u->ne++;
 			u->e[entry] = (struct entry){ child, pentry,
@@ -228,7 +212,7 @@ static struct unit *unit_of(struct nsk_scopes *s, Dwarf_Die *cu)
 
 	if (v)
 		return s->units[v - 1];
-	if (grow((void **)&s->units, &s->cap, s->n + 1, sizeof(*s->units)))
+	if (nsk_grow((void **)&s->units, &s->cap, s->n + 1, sizeof(*s->units)))
 		return NULL;
 	u = unit_build(cu);
 	if (!u)

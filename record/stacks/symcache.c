@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "record/stacks/cache_dir.h"
+#include "record/stacks/grow.h"
 #include "record/stacks/intern.h"
 #include "record/stacks/symcache.h"
 
@@ -49,23 +51,6 @@ struct nsk_symcache {
 	int changed;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap * 2 : 256;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	q = realloc(*p, c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 void nsk_symcache__free(struct nsk_symcache *c)
 {
 	if (!c)
@@ -85,22 +70,6 @@ static void id_name(const uint8_t *id, size_t len, char *out, size_t outlen)
 	for (size_t i = 0; i < len && n + 3 < outlen; i++)
 		n += (size_t)snprintf(out + n, outlen - n, "%02x", id[i]);
 	snprintf(out + n, outlen - n, ".sym");
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)done);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -EIO;
-		done += (size_t)r;
-	}
-	return 0;
 }
 
 /* The file's answers into c, checked whole: 0, or -EINVAL (c is then
@@ -133,9 +102,9 @@ static int parse(struct nsk_symcache *c, const char *buf, size_t len,
 		if (e[i].n > NSK_SYMLOC_MAX || e[i].first > h->n_locs ||
 		    e[i].n > h->n_locs - e[i].first)
 			return -EINVAL;
-	if (grow((void **)&c->e, &c->cape, h->n_entries, sizeof(*c->e)) ||
-	    grow((void **)&c->l, &c->capl, h->n_locs, sizeof(*c->l)) ||
-	    grow((void **)&c->arena, &c->cap, h->arena_len, 1))
+	if (nsk_grow((void **)&c->e, &c->cape, h->n_entries, sizeof(*c->e)) ||
+	    nsk_grow((void **)&c->l, &c->capl, h->n_locs, sizeof(*c->l)) ||
+	    nsk_grow((void **)&c->arena, &c->cap, h->arena_len, 1))
 		return -ENOMEM;
 	if (h->n_entries) /* memcpy wants buffers even for no bytes */
 		memcpy(c->e, e, h->n_entries * sizeof(*e));
@@ -189,7 +158,7 @@ struct nsk_symcache *nsk_symcache__read(int dir, const uint8_t *id, size_t len,
 	buf = malloc((size_t)st.st_size);
 	if (!buf)
 		goto fail;
-	if (read_all(fd, buf, (size_t)st.st_size))
+	if (nsk_cache_dir__read_all(fd, buf, (size_t)st.st_size))
 		goto out;
 	err = parse(c, buf, (size_t)st.st_size, id, len, made_from);
 	if (err == -ENOMEM)
@@ -261,7 +230,7 @@ static int string_at(struct nsk_symcache *c, const char *s, uint32_t *off)
 	}
 	if (c->used + len + 1 > MAX_BYTES)
 		return -ENOSPC;
-	if (grow((void **)&c->arena, &c->cap, c->used + len + 1, 1))
+	if (nsk_grow((void **)&c->arena, &c->cap, c->used + len + 1, 1))
 		return -ENOMEM;
 	memcpy(c->arena + c->used, s, len + 1);
 	if (nsk_intern__add(c->strings, s, len, c->used + 1))
@@ -289,8 +258,8 @@ int nsk_symcache__add(struct nsk_symcache *c, uint64_t vaddr,
 		l[i].line = locs[i].line;
 		l[i].inlined = !!locs[i].inlined;
 	}
-	if (grow((void **)&c->e, &c->cape, c->ne + 1, sizeof(*c->e)) ||
-	    grow((void **)&c->l, &c->capl, c->nl + (size_t)n, sizeof(*c->l)))
+	if (nsk_grow((void **)&c->e, &c->cape, c->ne + 1, sizeof(*c->e)) ||
+	    nsk_grow((void **)&c->l, &c->capl, c->nl + (size_t)n, sizeof(*c->l)))
 		return -ENOMEM;
 	if (n) /* an address nothing named has no locations */
 		memcpy(c->l + c->nl, l, (size_t)n * sizeof(*l));
@@ -306,22 +275,6 @@ int nsk_symcache__add(struct nsk_symcache *c, uint64_t vaddr,
 int nsk_symcache__changed(const struct nsk_symcache *c)
 {
 	return c && c->changed;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t w = write(fd, (const char *)buf + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -EIO;
-		done += (size_t)w;
-	}
-	return 0;
 }
 
 void nsk_symcache__write(int dir, const uint8_t *id, size_t len,
@@ -345,10 +298,10 @@ void nsk_symcache__write(int dir, const uint8_t *id, size_t len,
 		    0600);
 	if (fd < 0)
 		return;
-	ok = !write_all(fd, &h, sizeof(h)) &&
-	     !write_all(fd, c->e, c->ne * sizeof(*c->e)) &&
-	     !write_all(fd, c->l, c->nl * sizeof(*c->l)) &&
-	     !write_all(fd, c->arena, c->used);
+	ok = !nsk_cache_dir__write_all(fd, &h, sizeof(h)) &&
+	     !nsk_cache_dir__write_all(fd, c->e, c->ne * sizeof(*c->e)) &&
+	     !nsk_cache_dir__write_all(fd, c->l, c->nl * sizeof(*c->l)) &&
+	     !nsk_cache_dir__write_all(fd, c->arena, c->used);
 	ok = !close(fd) && ok;
 	if (!ok || renameat(dir, tmp, dir, name))
 		unlinkat(dir, tmp, 0);
