@@ -7,7 +7,8 @@
  * or debuginfod (record/stacks/debuginfo.h).  Code the symbol tables do not
  * cover is named by its function's .eh_frame range (fde_ranges.h).  Each
  * address is resolved once: the caller (record/stacks/stacks.c) caches the
- * frames it made of the result.
+ * frames it made of the result, and the answers are kept by build-id for
+ * the next recordings (symcache.h), which then need no table at all.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -287,7 +288,6 @@ void nsk_symbols__store_cache(struct nsk_symbols *s)
 	for (size_t i = 0; i < s->n; i++) {
 		struct nsk_module *m = s->mods[i];
 		Dwarf_Addr bias;
-
 		int dwarf;
 
 		if (!nsk_symcache__changed(m->answers))
@@ -401,8 +401,9 @@ int nsk_module__lacks_symbols(struct nsk_module *m)
 
 	if (!m->dwmod || m->has_symtab || m->go) /* Go: its own table */
 		return 0;
-	/* answers worked out with DWARF: there was a debug file */
-	if (answers_of(m) && (m->answers_from & NSK_SYMCACHE_DWARF))
+	/* answers kept that were worked out with DWARF or a symbol table (a
+	 * copy of this build that has one) name its functions */
+	if (answers_of(m) && (m->answers_from & (NSK_SYMCACHE_DWARF | NSK_SYMCACHE_SYMTAB)))
 		return 0;
 	/* looks for the debug file, if nothing has yet */
 	dwfl_module_getdwarf(m->dwmod, &bias);
