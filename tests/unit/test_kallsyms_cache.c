@@ -112,7 +112,8 @@ START_TEST(test_same_answers)
 	}
 	ck_assert_uint_gt(inside, 10000);
 	ck_assert_int_eq(k->whole->tried, outside + churned > 0);
-	ck_assert(same(k, full, 0) && same(k, full, 1) && same(k, full, UINT64_MAX));
+	/* outside the image: against the read just after the cache's */
+	ck_assert(same(k, later, 0) && same(k, later, 1) && same(k, later, UINT64_MAX));
 	printf("%zu symbols inside the image, %zu outside, answered alike (%zu outside changed meanwhile)\n",
 	       inside, outside, churned);
 	nsk_kallsyms__free(k);
