@@ -112,8 +112,15 @@ START_TEST(test_same_answers)
 	}
 	ck_assert_uint_gt(inside, 10000);
 	ck_assert_int_eq(k->whole->tried, outside + churned > 0);
-	/* outside the image: against the read just after the cache's */
-	ck_assert(same(k, later, 0) && same(k, later, 1) && same(k, later, UINT64_MAX));
+	/* outside the image: against the read just after the cache's, where
+	 * the one before agrees (the highest symbol is a BPF program's) */
+	for (int i = 0; i < 3; i++) {
+		uint64_t a = i == 2 ? UINT64_MAX : (uint64_t)i;
+
+		if (same(later, full, a))
+			ck_assert_msg(same(k, later, a), "different answers at %#llx",
+				      (unsigned long long)a);
+	}
 	printf("%zu symbols inside the image, %zu outside, answered alike (%zu outside changed meanwhile)\n",
 	       inside, outside, churned);
 	nsk_kallsyms__free(k);
