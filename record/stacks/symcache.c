@@ -14,7 +14,7 @@
 #include "record/stacks/intern.h"
 #include "record/stacks/symcache.h"
 
-#define MAGIC "NSKSYMC1"
+#define MAGIC "NSKSYMC2" /* 2: entries sorted by address */
 #define NONE UINT32_MAX
 /* A file holds at most this many addresses and bytes: a long-running
  * server's libraries stay far below; past it new answers are not kept. */
@@ -39,15 +39,21 @@ struct loc {
 	uint32_t line, inlined;
 };
 
+/* The entries read from the file come first, sorted by address, and are
+ * found by bisection: a module's file is read while the program runs (cc1's
+ * holds tens of thousands of addresses), so reading it builds no index.
+ * Answers added during the recording follow, in a hash; the write sorts
+ * them in and drops the strings the new answers repeated. */
 struct nsk_symcache {
 	struct ent *e;
 	size_t ne, cape;
+	size_t nsorted; /* e[0, nsorted): from the file, by address */
 	struct loc *l;
 	size_t nl, capl;
 	char *arena;
 	size_t used, cap;
-	struct nsk_intern *by_addr; /* vaddr -> 1 + entry */
-	struct nsk_intern *strings; /* string -> 1 + offset, made on first add */
+	struct nsk_intern *added;   /* vaddr -> 1 + entry, past nsorted */
+	struct nsk_intern *strings; /* strings added since the read -> 1 + offset */
 	int changed;
 };
 
@@ -58,7 +64,7 @@ void nsk_symcache__free(struct nsk_symcache *c)
 	free(c->e);
 	free(c->l);
 	free(c->arena);
-	nsk_intern__free(c->by_addr);
+	nsk_intern__free(c->added);
 	nsk_intern__free(c->strings);
 	free(c);
 }
@@ -100,7 +106,8 @@ static int parse(struct nsk_symcache *c, const char *buf, size_t len,
 			return -EINVAL;
 	for (uint64_t i = 0; i < h->n_entries; i++)
 		if (e[i].n > NSK_SYMLOC_MAX || e[i].first > h->n_locs ||
-		    e[i].n > h->n_locs - e[i].first)
+		    e[i].n > h->n_locs - e[i].first ||
+		    (i && e[i].vaddr <= e[i - 1].vaddr)) /* sorted, none twice */
 			return -EINVAL;
 	if (nsk_grow((void **)&c->e, &c->cape, h->n_entries, sizeof(*c->e)) ||
 	    nsk_grow((void **)&c->l, &c->capl, h->n_locs, sizeof(*c->l)) ||
@@ -112,26 +119,17 @@ static int parse(struct nsk_symcache *c, const char *buf, size_t len,
 		memcpy(c->l, l, h->n_locs * sizeof(*l));
 	if (h->arena_len)
 		memcpy(c->arena, arena, h->arena_len);
-	c->ne = h->n_entries;
+	c->ne = c->nsorted = h->n_entries;
 	c->nl = h->n_locs;
 	c->used = h->arena_len;
-	for (size_t i = 0; i < c->ne; i++) {
-		if (nsk_intern__find(c->by_addr, &c->e[i].vaddr, 8))
-			return -EINVAL; /* one address twice */
-		if (nsk_intern__add(c->by_addr, &c->e[i].vaddr, 8, i + 1))
-			return -ENOMEM;
-	}
 	*made_from = h->flags & (NSK_SYMCACHE_DWARF | NSK_SYMCACHE_SYMTAB);
 	return 0;
 }
 
 /* Back to no answers, after a file that did not hold. */
-static int reset(struct nsk_symcache *c)
+static void reset(struct nsk_symcache *c)
 {
-	nsk_intern__free(c->by_addr);
-	c->by_addr = nsk_intern__new();
-	c->ne = c->nl = c->used = 0;
-	return c->by_addr ? 0 : -ENOMEM;
+	c->ne = c->nsorted = c->nl = c->used = 0;
 }
 
 struct nsk_symcache *nsk_symcache__read(int dir, const uint8_t *id, size_t len,
@@ -143,7 +141,7 @@ struct nsk_symcache *nsk_symcache__read(int dir, const uint8_t *id, size_t len,
 	int fd = -1, err = 0;
 
 	*made_from = 0;
-	if (!c || !(c->by_addr = nsk_intern__new()))
+	if (!c || !(c->added = nsk_intern__new()))
 		goto fail;
 	if (dir < 0 || !len || len > sizeof(((struct nsk_symcache_head *)0)->id))
 		return c;
@@ -165,8 +163,7 @@ struct nsk_symcache *nsk_symcache__read(int dir, const uint8_t *id, size_t len,
 		goto fail;
 	if (err) {
 		*made_from = 0;
-		if (reset(c))
-			goto fail;
+		reset(c);
 	} else {
 		futimens(fd, NULL); /* used: the last to go (nsk_symcache__prune) */
 	}
@@ -182,15 +179,33 @@ fail:
 	return NULL;
 }
 
+/* The entry of vaddr: by bisection among the file's, else among the added. */
+static const struct ent *entry_of(const struct nsk_symcache *c, uint64_t vaddr)
+{
+	size_t lo = 0, hi = c->nsorted;
+	uint64_t v;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->e[mid].vaddr < vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < c->nsorted && c->e[lo].vaddr == vaddr)
+		return &c->e[lo];
+	v = nsk_intern__find(c->added, &vaddr, 8);
+	return v ? &c->e[v - 1] : NULL;
+}
+
 int nsk_symcache__find(const struct nsk_symcache *c, uint64_t vaddr,
 		       struct nsk_symloc *out)
 {
-	uint64_t v = c ? nsk_intern__find(c->by_addr, &vaddr, 8) : 0;
-	const struct ent *e;
+	const struct ent *e = c ? entry_of(c, vaddr) : NULL;
 
-	if (!v)
+	if (!e)
 		return -1;
-	e = &c->e[v - 1];
 	for (uint32_t i = 0; i < e->n; i++) {
 		const struct loc *l = &c->l[e->first + i];
 
@@ -211,17 +226,10 @@ static int string_at(struct nsk_symcache *c, const char *s, uint32_t *off)
 	*off = NONE;
 	if (!s)
 		return 0;
-	if (!c->strings) { /* the strings read from the file, once */
-		if (!(c->strings = nsk_intern__new()))
-			return -ENOMEM;
-		for (size_t at = 0; at < c->used; at += strlen(c->arena + at) + 1) {
-			size_t l = strlen(c->arena + at);
-
-			if (!nsk_intern__find(c->strings, c->arena + at, l) &&
-			    nsk_intern__add(c->strings, c->arena + at, l, at + 1))
-				return -ENOMEM;
-		}
-	}
+	/* only against the strings added since the read: the file's are not
+	 * indexed while the program runs (the write drops repeats) */
+	if (!c->strings && !(c->strings = nsk_intern__new()))
+		return -ENOMEM;
 	len = strlen(s);
 	v = nsk_intern__find(c->strings, s, len);
 	if (v) {
@@ -264,7 +272,7 @@ int nsk_symcache__add(struct nsk_symcache *c, uint64_t vaddr,
 	if (n) /* an address nothing named has no locations */
 		memcpy(c->l + c->nl, l, (size_t)n * sizeof(*l));
 	c->e[c->ne] = (struct ent){ vaddr, (uint32_t)c->nl, (uint32_t)n };
-	if (nsk_intern__add(c->by_addr, &vaddr, 8, c->ne + 1))
+	if (nsk_intern__add(c->added, &vaddr, 8, c->ne + 1))
 		return -ENOMEM;
 	c->ne++;
 	c->nl += (size_t)n;
@@ -277,34 +285,102 @@ int nsk_symcache__changed(const struct nsk_symcache *c)
 	return c && c->changed;
 }
 
+static int by_vaddr(const void *a, const void *b)
+{
+	const struct ent *x = a, *y = b;
+
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+/* What a write puts in the file: the entries sorted by address, and an
+ * arena holding each string the locations name once. */
+struct packed {
+	struct ent *e;
+	struct loc *l;
+	char *arena;
+	size_t used, cap;
+};
+
+static int repack_string(const struct nsk_symcache *c, struct nsk_intern *seen,
+			 struct packed *p, uint32_t *off)
+{
+	const char *s;
+	size_t len;
+	uint64_t v;
+
+	if (*off == NONE)
+		return 0;
+	s = c->arena + *off;
+	len = strlen(s); /* the arena ends in a NUL (checked at the read) */
+	v = nsk_intern__find(seen, s, len);
+	if (!v) {
+		if (nsk_grow((void **)&p->arena, &p->cap, p->used + len + 1, 1) ||
+		    nsk_intern__add(seen, s, len, p->used + 1))
+			return -ENOMEM;
+		memcpy(p->arena + p->used, s, len + 1);
+		v = p->used + 1;
+		p->used += len + 1;
+	}
+	*off = (uint32_t)(v - 1);
+	return 0;
+}
+
+static int pack(const struct nsk_symcache *c, struct packed *p)
+{
+	struct nsk_intern *seen = nsk_intern__new();
+	int err = -ENOMEM;
+
+	p->e = malloc(c->ne * sizeof(*p->e));
+	p->l = malloc((c->nl ? c->nl : 1) * sizeof(*p->l));
+	if (!seen || !p->e || !p->l)
+		goto cleanup;
+	memcpy(p->e, c->e, c->ne * sizeof(*p->e));
+	qsort(p->e, c->ne, sizeof(*p->e), by_vaddr);
+	if (c->nl)
+		memcpy(p->l, c->l, c->nl * sizeof(*p->l));
+	for (size_t i = 0; i < c->nl; i++)
+		if (repack_string(c, seen, p, &p->l[i].function) ||
+		    repack_string(c, seen, p, &p->l[i].file))
+			goto cleanup;
+	err = 0;
+cleanup:
+	nsk_intern__free(seen);
+	return err;
+}
+
 void nsk_symcache__write(int dir, const uint8_t *id, size_t len,
 			 const struct nsk_symcache *c, unsigned made_from)
 {
 	struct nsk_symcache_head h = { .magic = MAGIC };
+	struct packed p = { 0 };
 	char name[160], tmp[200];
 	int fd, ok;
 
-	if (dir < 0 || !c || !c->ne || !len || len > sizeof(h.id))
-		return;
+	if (dir < 0 || !c || !c->ne || !len || len > sizeof(h.id) || pack(c, &p))
+		goto cleanup;
 	h.flags = made_from;
 	h.id_len = (uint32_t)len;
 	memcpy(h.id, id, len);
 	h.n_entries = c->ne;
 	h.n_locs = c->nl;
-	h.arena_len = c->used;
+	h.arena_len = p.used;
 	id_name(id, len, name, sizeof(name));
 	snprintf(tmp, sizeof(tmp), ".tmp-%s-%d", name, (int)getpid());
 	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0600);
 	if (fd < 0)
-		return;
+		goto cleanup;
 	ok = !nsk_cache_dir__write_all(fd, &h, sizeof(h)) &&
-	     !nsk_cache_dir__write_all(fd, c->e, c->ne * sizeof(*c->e)) &&
-	     !nsk_cache_dir__write_all(fd, c->l, c->nl * sizeof(*c->l)) &&
-	     !nsk_cache_dir__write_all(fd, c->arena, c->used);
+	     !nsk_cache_dir__write_all(fd, p.e, c->ne * sizeof(*p.e)) &&
+	     !nsk_cache_dir__write_all(fd, p.l, c->nl * sizeof(*p.l)) &&
+	     !nsk_cache_dir__write_all(fd, p.arena, p.used);
 	ok = !close(fd) && ok;
 	if (!ok || renameat(dir, tmp, dir, name))
 		unlinkat(dir, tmp, 0);
+cleanup:
+	free(p.e);
+	free(p.l);
+	free(p.arena);
 }
 
 struct kept_file {

@@ -19,8 +19,10 @@
  * table only for a module without one.
  *
  * The file: a header (struct nsk_symcache_head in symcache.c), the entries
- * (address, first location, count), the locations (function, file, line,
- * inlined) and an arena of NUL-terminated strings.
+ * (address, first location, count) sorted by address, the locations
+ * (function, file, line, inlined) and an arena of NUL-terminated strings,
+ * each once.  A read copies it and checks it, and builds no index (an
+ * address is found by bisection): it happens while the program runs.
  * Native byte order: it never leaves the machine.  Read only when it is a
  * regular file of this user that nobody else may write, and checked whole
  * before use.

@@ -181,7 +181,7 @@ START_TEST(test_kept_answers)
 	free(again);
 	fd = open(path, O_WRONLY | O_TRUNC);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, "NSKSYMC1 and then nothing that holds", 36), 36);
+	ck_assert_int_eq(write(fd, "NSKSYMC2 and then nothing that holds", 36), 36);
 	close(fd);
 	again = answer_all(&answered);
 	same(cold, again);
@@ -195,6 +195,78 @@ START_TEST(test_kept_answers)
 	free(again);
 	free(cold);
 	free(warm);
+}
+END_TEST
+
+/* Every other address, the last first: a file kept from them holds
+ * answers added out of order, which the write sorts. */
+static void answer_odd_backwards(void)
+{
+	struct nsk_symbols *s;
+
+	ck_assert_int_eq(nsk_symbols__new(&s), 0);
+	for (size_t f = 0; f < NFILES; f++) {
+		struct nsk_module *m = module(s, f);
+
+		for (size_t i = naddrs[f] - (naddrs[f] % 2 ? 2 : 1); i < naddrs[f]; i -= 2) {
+			struct nsk_symloc locs[NSK_SYMLOC_MAX];
+
+			nsk_module__symbolize(m, addrs[f][i], locs, NSK_SYMLOC_MAX);
+		}
+	}
+	nsk_symbols__store_cache(s);
+	nsk_symbols__free(s);
+}
+
+/* A file kept from half the addresses, read by a run that adds the other
+ * half, then written whole: the answers stay those of a run without any
+ * kept file, the second run answers the half it was given and the third
+ * all.  A file whose entries are out of order is not used. */
+START_TEST(test_grown)
+{
+	static char dir2[] = "/tmp/nsk-symcache-XXXXXX";
+	struct answer *fresh, *grown, *whole;
+	uint64_t answered;
+	char path[4096], cmd[128];
+	char saved[sizeof(dir)];
+	uint8_t ent[2][16];
+	int fd;
+
+	ck_assert_uint_gt(naddrs[0], 100); /* (picked by test_kept_answers) */
+	setenv("NUSKU_CACHE_DIR", "off", 1);
+	fresh = answer_all(&answered);
+	ck_assert_int_eq(answered, 0);
+	ck_assert_ptr_nonnull(mkdtemp(dir2));
+	setenv("NUSKU_CACHE_DIR", dir2, 1);
+	memcpy(saved, dir, sizeof(dir));
+	memcpy(dir, dir2, sizeof(dir)); /* for kept_path */
+	answer_odd_backwards();
+	grown = answer_all(&answered);
+	same(fresh, grown);
+	ck_assert_uint_ge(answered, naddrs[0] / 2);
+	ck_assert_uint_lt(answered, naddrs[0]);
+	whole = answer_all(&answered);
+	same(fresh, whole);
+	ck_assert_uint_ge(answered, naddrs[0]);
+	free(whole);
+
+	/* the first two entries swapped (after the 104-byte header) */
+	kept_path(0, path, sizeof(path));
+	fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, ent, sizeof(ent), 104), (int)sizeof(ent));
+	ck_assert_int_eq(pwrite(fd, ent[1], 16, 104), 16);
+	ck_assert_int_eq(pwrite(fd, ent[0], 16, 120), 16);
+	close(fd);
+	whole = answer_all(&answered);
+	same(fresh, whole);
+	ck_assert_uint_lt(answered, naddrs[0]);
+	free(whole);
+	free(grown);
+	free(fresh);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir2);
+	ck_assert_int_eq(system(cmd), 0);
+	memcpy(dir, saved, sizeof(dir));
 }
 END_TEST
 
@@ -300,6 +372,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_kept_answers);
+	tcase_add_test(tc, test_grown);
 	tcase_add_test(tc, test_stripped_copy);
 	tcase_add_test(tc, test_prune);
 	suite_add_tcase(s, tc);
