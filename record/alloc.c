@@ -97,6 +97,7 @@ struct alloc_state {
 	/* the preloaded sampler (launched programs) */
 	int sampler;	      /* in use: processes that load it need no uprobes */
 	char sampler_lib[4096];
+	struct nsk_alloc_sampler_memo judged; /* the programs checked */
 	/* the sampler's probe points: one uprobe_multi link, or two links
 	 * where the kernel has no uprobe_multi */
 	struct bpf_link *sampler_links[2];
@@ -685,7 +686,7 @@ static int sampler_start(struct alloc_state *st, const char *program,
 
 	err = nsk_alloc_sampler__find(st->sampler_lib, sizeof(st->sampler_lib), why,
 				      sizeof(why));
-	ok = err ? 0 : nsk_alloc_sampler__program_ok(program, why, sizeof(why));
+	ok = err ? 0 : nsk_alloc_sampler__program_ok(program, &st->judged, why, sizeof(why));
 	if (ok <= 0) {
 		say_fallback(st, program, 0, *why ? why : strerror(ok ? -ok : -err));
 		return 0;
@@ -745,6 +746,7 @@ static void alloc_stop(void *state)
 	free(st->slots);
 	free(st->brks);
 	nsk_alloc_reserve__release(&st->reserved);
+	nsk_alloc_sampler__forget(&st->judged);
 	free(st);
 }
 
@@ -934,7 +936,8 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid,
 		if (how == NSK_PROC_FORKED && !nsk_alloc_sampler__parent(pid, &ppid) &&
 		    nsk_pidset__has(&st->covered, ppid))
 			return nsk_pidset__add(&st->covered, pid);
-		ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, why, sizeof(why));
+		ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, &st->judged, why,
+						   sizeof(why));
 
 		if (ok == -ENOENT || ok == -ESRCH)
 			return 0; /* already gone */

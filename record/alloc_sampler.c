@@ -186,8 +186,54 @@ int nsk_alloc_sampler__resolve(const char *path, char *out, size_t outlen)
 	return -ELOOP;
 }
 
-int nsk_alloc_sampler__program_ok(const char *path, char *why, size_t whylen)
+void nsk_alloc_sampler__forget(struct nsk_alloc_sampler_memo *memo)
 {
+	free(memo->buf);
+	memset(memo, 0, sizeof(*memo));
+}
+
+static int same_time(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+static struct nsk_sampler_judged *judged_before(struct nsk_alloc_sampler_memo *memo,
+						const struct stat *st)
+{
+	for (unsigned i = 0; memo && i < memo->njudged; i++) {
+		struct nsk_sampler_judged *j = &memo->judged[i];
+
+		if (j->dev == st->st_dev && j->ino == st->st_ino && j->size == st->st_size &&
+		    same_time(&j->mtime, &st->st_mtim) && same_time(&j->ctime, &st->st_ctim))
+			return j;
+	}
+	return NULL;
+}
+
+static void judged_now(struct nsk_alloc_sampler_memo *memo, const struct stat *st,
+		       int ok, const char *why)
+{
+	struct nsk_sampler_judged *j;
+
+	if (!memo || ok < 0)
+		return;
+	j = &memo->judged[memo->next];
+	memo->next = (memo->next + 1) % NSK_SAMPLER_JUDGED;
+	if (memo->njudged < NSK_SAMPLER_JUDGED)
+		memo->njudged++;
+	j->dev = st->st_dev;
+	j->ino = st->st_ino;
+	j->size = st->st_size;
+	j->mtime = st->st_mtim;
+	j->ctime = st->st_ctim;
+	j->ok = ok;
+	snprintf(j->why, sizeof(j->why), "%s", why);
+}
+
+int nsk_alloc_sampler__program_ok(const char *path, struct nsk_alloc_sampler_memo *memo,
+				  char *why, size_t whylen)
+{
+	const struct nsk_sampler_judged *j;
 	char elf[PATH_MAX];
 	struct stat st;
 	int fd, ok;
@@ -203,11 +249,17 @@ int nsk_alloc_sampler__program_ok(const char *path, char *why, size_t whylen)
 		return -errno;
 	if (fstat(fd, &st)) {
 		ok = -errno;
-	} else if (st.st_mode & (S_ISUID | S_ISGID)) {
-		snprintf(why, whylen, "set-user-ID or set-group-ID");
-		ok = 0;
+	} else if ((j = judged_before(memo, &st))) {
+		ok = j->ok;
+		snprintf(why, whylen, "%s", j->why);
 	} else {
-		ok = elf_ok(fd, why, whylen);
+		if (st.st_mode & (S_ISUID | S_ISGID)) {
+			snprintf(why, whylen, "set-user-ID or set-group-ID");
+			ok = 0;
+		} else {
+			ok = elf_ok(fd, why, whylen);
+		}
+		judged_now(memo, &st, ok, why);
 	}
 	close(fd);
 	return ok;
@@ -267,7 +319,8 @@ int nsk_alloc_sampler__parent(uint32_t pid, uint32_t *ppid)
 	return 0;
 }
 
-int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, char *why,
+int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib,
+				  struct nsk_alloc_sampler_memo *memo, char *why,
 				  size_t whylen)
 {
 	char path[64], *buf;
@@ -275,9 +328,11 @@ int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, char *why,
 	int ok, sec;
 
 	*why = '\0';
-	buf = malloc(1 << 20);
-	if (!buf)
+	/* made once: a fresh MiB for each process was page faults, then an
+	 * munmap whose TLB flush interrupted the other CPUs */
+	if (!memo->buf && !(memo->buf = malloc(1 << 20)))
 		return -ENOMEM;
+	buf = memo->buf;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	n = nsk_read_file(path, buf, 1 << 20);
 	if (n <= 0) {
@@ -315,7 +370,7 @@ int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, char *why,
 		goto cleanup;
 	}
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
-	ok = nsk_alloc_sampler__program_ok(path, why, whylen);
+	ok = nsk_alloc_sampler__program_ok(path, memo, why, whylen);
 cleanup:
 	/* A process that exits while it is looked at fails every check
 	 * after its exit (its root, its environment read empty): gone, not
@@ -325,6 +380,5 @@ cleanup:
 		if (nsk_read_file(path, buf, 4096) <= 0)
 			ok = -ESRCH;
 	}
-	free(buf);
 	return ok;
 }

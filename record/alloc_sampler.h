@@ -16,6 +16,29 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* What the checks of the processes of one recording keep between calls:
+ * the programs judged, by file identity (a build execs the same cc1, as
+ * and ld again and again, and the look for a malloc of its own reads all
+ * 30,000 dynamic symbols cc1 exports), and a buffer for /proc files made
+ * once.  Zeroed to start; nsk_alloc_sampler__forget() frees it. */
+#define NSK_SAMPLER_JUDGED 32
+struct nsk_sampler_judged {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime; /* changed, or chmod'ed: judged again */
+	int ok;
+	char why[120];
+};
+struct nsk_alloc_sampler_memo {
+	struct nsk_sampler_judged judged[NSK_SAMPLER_JUDGED];
+	unsigned njudged, next; /* filled, and the next to replace */
+	char *buf;
+};
+void nsk_alloc_sampler__forget(struct nsk_alloc_sampler_memo *memo);
 
 /* The library's path into out; -ENOENT when it is not there, -EPERM when
  * it is not safe to load (why says which). */
@@ -27,18 +50,20 @@ int nsk_alloc_sampler__resolve(const char *path, char *out, size_t outlen);
 
 /* 1 when the program at path (a file, not yet running) can load the
  * library, 0 when not (why says why), negative errno when path cannot be
- * read. */
-int nsk_alloc_sampler__program_ok(const char *path, char *why, size_t whylen);
+ * read.  memo may be NULL. */
+int nsk_alloc_sampler__program_ok(const char *path, struct nsk_alloc_sampler_memo *memo,
+				  char *why, size_t whylen);
+
+/* The parent of pid, from /proc/PID/status; -errno when gone. */
+int nsk_alloc_sampler__parent(uint32_t pid, uint32_t *ppid);
 
 /* 1 when process pid has loaded the library at lib, or will as its
  * loader starts (its environment preloads it, the library is the same file
  * under the process's root, its executable can load it, and it runs in
  * non-secure mode); 0 when not (why says why); negative errno when
  * the process is gone. */
-/* The parent of pid, from /proc/PID/status; -errno when gone. */
-int nsk_alloc_sampler__parent(uint32_t pid, uint32_t *ppid);
-
-int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, char *why,
+int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib,
+				  struct nsk_alloc_sampler_memo *memo, char *why,
 				  size_t whylen);
 
 #endif
