@@ -52,7 +52,7 @@ struct nsk_symcache {
 	size_t nl, capl;
 	char *arena;
 	size_t used, cap;
-	struct nsk_intern *added;   /* vaddr -> 1 + entry, past nsorted */
+	struct nsk_intern *added;   /* vaddr -> 1 + entry, past nsorted; made on first add */
 	struct nsk_intern *strings; /* strings added since the read -> 1 + offset */
 	int changed;
 };
@@ -141,8 +141,8 @@ struct nsk_symcache *nsk_symcache__read(int dir, const uint8_t *id, size_t len,
 	int fd = -1, err = 0;
 
 	*made_from = 0;
-	if (!c || !(c->added = nsk_intern__new()))
-		goto fail;
+	if (!c)
+		return NULL;
 	if (dir < 0 || !len || len > sizeof(((struct nsk_symcache_head *)0)->id))
 		return c;
 	id_name(id, len, name, sizeof(name));
@@ -195,7 +195,7 @@ static const struct ent *entry_of(const struct nsk_symcache *c, uint64_t vaddr)
 	}
 	if (lo < c->nsorted && c->e[lo].vaddr == vaddr)
 		return &c->e[lo];
-	v = nsk_intern__find(c->added, &vaddr, 8);
+	v = c->added ? nsk_intern__find(c->added, &vaddr, 8) : 0;
 	return v ? &c->e[v - 1] : NULL;
 }
 
@@ -272,7 +272,8 @@ int nsk_symcache__add(struct nsk_symcache *c, uint64_t vaddr,
 	if (n) /* an address nothing named has no locations */
 		memcpy(c->l + c->nl, l, (size_t)n * sizeof(*l));
 	c->e[c->ne] = (struct ent){ vaddr, (uint32_t)c->nl, (uint32_t)n };
-	if (nsk_intern__add(c->added, &vaddr, 8, c->ne + 1))
+	if ((!c->added && !(c->added = nsk_intern__new())) ||
+	    nsk_intern__add(c->added, &vaddr, 8, c->ne + 1))
 		return -ENOMEM;
 	c->ne++;
 	c->nl += (size_t)n;
