@@ -54,7 +54,6 @@ struct nsk_session {
 	struct nsk_proc_watch *proc_watch; /* process events, handled first */
 	int kernel_maps;	/* mappings come from the kernel (mmap_events.h) */
 	uint64_t kernel_maps_lost; /* ... and some of its records were lost */
-	int kernel_maps_all;	/* ... of every process, not only the target */
 	int in_proc_sync;
 
 	/* strings: bytes -> id, counting from 1 (the sink's, for all rooms) */

@@ -1,15 +1,13 @@
 /* Mapping and exec records from perf's side-band stream (mmap_events.h).
  *
- * One ring buffer per CPU: the first event opened on a CPU owns it and the
- * other threads' events on that CPU write into it (PERF_EVENT_IOC_SET_OUTPUT
- * allows sharing a per-CPU buffer between tasks).  Records that wrap the
- * end of the buffer are copied out whole before they are parsed.
+ * One event and one ring buffer per CPU, for every task of the machine.
+ * Records that wrap the end of the buffer are copied out whole before they
+ * are parsed.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -17,27 +15,22 @@
 
 #include "record/procs/mmap_events.h"
 
-#define DATA_PAGES 32 /* 128 KiB per CPU: thousands of exec-time mappings */
-/* Watching every task (record -a, or a process of many threads): the
- * records of the whole machine, where a build execs hundreds of programs
- * a second; 512 KiB per CPU, perf record's own default */
-#define DATA_PAGES_EVERYONE 128
-#define MAX_THREADS 1024 /* beyond this, watch the machine and filter */
+/* The records of the whole machine, where a build execs hundreds of
+ * programs a second: 512 KiB per CPU, perf record's own default. */
+#define DATA_PAGES 128
 
 struct cpu_buf {
-	int fd; /* the event owning the buffer */
+	int fd; /* -1: an offline CPU */
 	struct perf_event_mmap_page *meta;
 	size_t data_size;
 };
 
 struct nsk_mmap_events {
-	int *fds; /* every event: the poll set is the buffer owners */
+	int *fds; /* the poll set: the events of the CPUs online */
 	size_t nfds;
-	int *owners;
 	struct cpu_buf *cpus;
 	size_t ncpus;
 	size_t page;
-	int everyone;
 	uint8_t rec[65536]; /* one record, unwrapped */
 };
 
@@ -48,7 +41,7 @@ static int possible_cpus(void)
 	return n > 0 ? (int)n : 1;
 }
 
-static int open_one(pid_t pid, int cpu, int inherit)
+static int open_one(int cpu)
 {
 	struct perf_event_attr a;
 
@@ -62,99 +55,68 @@ static int open_one(pid_t pid, int cpu, int inherit)
 	a.mmap2 = 1;
 	a.comm = 1;
 	a.comm_exec = 1;
-	a.inherit = pid != -1 && inherit;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	a.wakeup_events = 1; /* a short-lived process is read while it lives */
-	return (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1,
-			    PERF_FLAG_FD_CLOEXEC);
+	return (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 void nsk_mmap_events__free(struct nsk_mmap_events *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; i < e->ncpus; i++)
+	for (size_t i = 0; i < e->ncpus; i++) {
 		if (e->cpus[i].meta)
 			munmap(e->cpus[i].meta, e->page + e->cpus[i].data_size);
-	for (size_t i = 0; i < e->nfds; i++)
-		close(e->fds[i]);
+		if (e->cpus[i].fd >= 0)
+			close(e->cpus[i].fd);
+	}
 	free(e->fds);
-	free(e->owners);
 	free(e->cpus);
 	free(e);
 }
 
-int nsk_mmap_events__open(const pid_t *pids, size_t n, int inherit,
-			  struct nsk_mmap_events **out)
+int nsk_mmap_events__open(struct nsk_mmap_events **out)
 {
-	static const pid_t everyone = -1;
 	struct nsk_mmap_events *e = calloc(1, sizeof(*e));
 	int ncpu = possible_cpus(), err = 0;
 
-	if (n > MAX_THREADS)
-		n = 0;
-	if (!n) {
-		pids = &everyone;
-		n = 1;
-	}
 	if (!e)
 		return -ENOMEM;
-	e->everyone = pids == &everyone;
 	e->page = (size_t)sysconf(_SC_PAGESIZE);
 	e->ncpus = (size_t)ncpu;
 	e->cpus = calloc(e->ncpus, sizeof(*e->cpus));
-	e->fds = calloc(n * e->ncpus, sizeof(*e->fds));
-	e->owners = calloc(e->ncpus, sizeof(*e->owners));
-	if (!e->cpus || !e->fds || !e->owners) {
+	e->fds = calloc(e->ncpus, sizeof(*e->fds));
+	if (!e->cpus || !e->fds) {
 		err = -ENOMEM;
 		goto fail;
 	}
+	for (size_t c = 0; c < e->ncpus; c++)
+		e->cpus[c].fd = -1;
 	for (int c = 0; c < ncpu; c++) {
 		struct cpu_buf *cb = &e->cpus[c];
+		void *p;
 
-		cb->fd = -1;
-		for (size_t i = 0; i < n; i++) {
-			int fd = open_one(pids[i], c, inherit);
-
-			if (fd < 0) {
-				/* an offline CPU, or a thread that has
-				 * exited meanwhile: not an error */
-				if (errno == ENODEV || errno == ESRCH)
-					continue;
-				err = -errno;
-				goto fail;
-			}
-			e->fds[e->nfds++] = fd;
-			if (cb->fd < 0) {
-				void *p;
-
-				cb->data_size = (e->everyone ? DATA_PAGES_EVERYONE
-							     : DATA_PAGES) * e->page;
-				p = mmap(NULL, e->page + cb->data_size, PROT_READ | PROT_WRITE,
-					 MAP_SHARED, fd, 0);
-				if (p == MAP_FAILED) {
-					err = -errno;
-					goto fail;
-				}
-				cb->meta = p;
-				cb->fd = fd;
-			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, cb->fd)) {
-				err = -errno;
-				goto fail;
-			}
-		}
-	}
-	{
-		size_t k = 0;
-
-		for (size_t c = 0; c < e->ncpus; c++)
-			if (e->cpus[c].fd >= 0)
-				e->owners[k++] = e->cpus[c].fd;
-		if (!k) {
-			err = -ESRCH;
+		cb->fd = open_one(c);
+		if (cb->fd < 0) {
+			if (errno == ENODEV) /* an offline CPU: not an error */
+				continue;
+			err = -errno;
 			goto fail;
 		}
+		cb->data_size = DATA_PAGES * e->page;
+		p = mmap(NULL, e->page + cb->data_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 cb->fd, 0);
+		if (p == MAP_FAILED) {
+			err = -errno;
+			goto fail;
+		}
+		cb->meta = p;
+		e->fds[e->nfds++] = cb->fd;
+	}
+	if (!e->nfds) {
+		err = -ENODEV;
+		goto fail;
 	}
 	*out = e;
 	return 0;
@@ -163,19 +125,10 @@ fail:
 	return err;
 }
 
-int nsk_mmap_events__everyone(const struct nsk_mmap_events *e)
-{
-	return e->everyone;
-}
-
 size_t nsk_mmap_events__fds(const struct nsk_mmap_events *e, const int **fds)
 {
-	size_t k = 0;
-
-	for (size_t c = 0; c < e->ncpus; c++)
-		k += e->cpus[c].fd >= 0;
-	*fds = e->owners;
-	return k;
+	*fds = e->fds;
+	return e->nfds;
 }
 
 /* The sample_id at the end of every record: pid, tid, time. */

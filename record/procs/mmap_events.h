@@ -1,13 +1,18 @@
 /* Mappings from the kernel at the moment they are made.
  *
- * A dummy software perf event per CPU, on the target's threads and
- * inherited by everything they start, with mmap2 and comm_exec: the kernel
+ * A dummy software perf event per CPU with mmap2 and comm_exec: the kernel
  * writes a record for every executable mapping (file-backed or anonymous,
  * the vdso included) and for every exec, synchronously, in the process that
  * makes it.  perf record learns address spaces the same way.  A process
  * that lives one millisecond after its exec is then as well named as one
  * that lives an hour; /proc/PID/maps is read only for what existed before
  * the recording began (attach).
+ *
+ * The events watch every task of the machine, and the reader keeps the
+ * target's records (proc_watch.c).  Events on the target's own tasks,
+ * inherited by its children, would cost each of its context switches,
+ * forks and exits the switching of a perf context: 130 ns a switch here,
+ * more than the off-CPU signal's own programs (docs/offcpu.md).
  *
  * Records carry CLOCK_MONOTONIC times (use_clockid), the clock of the BPF
  * events, so they sort with them.
@@ -39,16 +44,10 @@ struct nsk_mmap_ev {
 	const char *path; /* as the process sees it, or "[vdso]", "//anon" */
 };
 
-/* Opens the events on pids[0..n) (threads; with inherit, what they start
- * inherits them), one per possible CPU per thread; n = 0 (or more threads
- * than is reasonable) watches every process of the machine, and the
- * caller keeps what it follows.  -errno when the kernel has no perf events
- * or refuses them. */
-int nsk_mmap_events__open(const pid_t *pids, size_t n, int inherit,
-			  struct nsk_mmap_events **out);
-/* 1 when the records are every process's (too many threads to follow
- * one by one), 0 when they are the target's only. */
-int nsk_mmap_events__everyone(const struct nsk_mmap_events *e);
+/* Opens the events, one per online CPU, for every process of the machine
+ * (the caller keeps what it follows).  -errno when the kernel has no perf
+ * events or refuses them. */
+int nsk_mmap_events__open(struct nsk_mmap_events **out);
 /* The fds to poll for input (EPOLLIN when records wait). */
 size_t nsk_mmap_events__fds(const struct nsk_mmap_events *e, const int **fds);
 /* Calls fn for every record waiting, oldest first within one CPU.  Returns

@@ -191,9 +191,9 @@ static struct nsk_aspace *replace_program(struct nsk_proc *p, struct nsk_aspace 
  * with none of the old mappings. */
 static void kernel_exec(struct nsk_session *s, const struct nsk_proc_item *it)
 {
-	/* -a: every process but ours is followed, heard of yet or not */
-	int follow = !s->kernel_maps_all ||
-		     (s->opts.all && it->map.pid != nsk_session__all_but(s));
+	/* The watcher keeps the targets' records; -a: every process but ours
+	 * is followed, heard of yet or not */
+	int follow = !s->opts.all || it->map.pid != nsk_session__all_but(s);
 	struct nsk_proc *p = nsk_proc__get(s, it->map.pid, follow);
 	struct nsk_aspace *as;
 
@@ -521,50 +521,15 @@ static void handle(struct nsk_session *s, const struct nsk_proc_item *it)
 	}
 }
 
-/* The kernel's mapping records for the target: the launched child (which
- * has not exec'd yet) or every thread of the attached process, and what
- * they start.  NULL when the kernel refuses (then /proc is read instead). */
-static int open_kernel_maps(struct nsk_session *s, struct nsk_mmap_events **mev)
+/* The kernel's mapping records, the whole machine's (the watcher keeps
+ * the targets'); NULL when the kernel refuses (then /proc is read
+ * instead). */
+static int open_kernel_maps(struct nsk_mmap_events **mev)
 {
-	pid_t *tids = NULL;
-	size_t n = 0, cap = 0;
-	char path[64];
-	DIR *d = NULL;
-	struct dirent *de;
-	int err = -ESRCH;
-
 	*mev = NULL;
 	if (getenv("NUSKU_NO_KERNEL_MAPS")) /* tests of the older way */
 		return -ECANCELED;
-	if (s->opts.all) /* every task, per CPU */
-		return nsk_mmap_events__open(NULL, 0, 0, mev);
-	if (s->launched)
-		return nsk_mmap_events__open(&s->root, 1, s->opts.inherit, mev);
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)s->root);
-	d = opendir(path);
-	while (d && (de = readdir(d))) {
-		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
-
-		if (tid <= 0)
-			continue;
-		if (n == cap) {
-			pid_t *v = realloc(tids, (cap = cap ? cap * 2 : 64) * sizeof(*v));
-
-			if (!v) {
-				err = -ENOMEM;
-				goto out;
-			}
-			tids = v;
-		}
-		tids[n++] = tid;
-	}
-	if (n)
-		err = nsk_mmap_events__open(tids, n, s->opts.inherit, mev);
-out:
-	if (d)
-		closedir(d);
-	free(tids);
-	return err;
+	return nsk_mmap_events__open(mev);
 }
 
 /* META proc.maps: where the address spaces came from. */
@@ -618,11 +583,10 @@ int nsk_proc__start(struct nsk_session *s)
 		return nsk_session__fail(s, err, "cannot start process tracking: %s", why);
 	}
 	s->proc_lost_fd = bpf_map__fd(skel->maps.proc_lost);
-	note_maps_source(s, open_kernel_maps(s, &mev));
+	note_maps_source(s, open_kernel_maps(&mev));
 	s->kernel_maps = mev != NULL;
-	s->kernel_maps_all = mev && nsk_mmap_events__everyone(mev);
 	err = nsk_proc_watch__start(bpf_map__fd(skel->maps.proc_events), mev,
-				    &s->proc_watch);
+				    s->opts.all ? -1 : s->targets_fd, &s->proc_watch);
 	if (err)
 		return nsk_session__fail(s, err, "cannot watch processes: %s",
 					 strerror(-err));

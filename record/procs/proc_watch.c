@@ -25,11 +25,16 @@
 #include <bpf/libbpf.h>
 
 #include "record/ringbuf.h"
+#include "record/procs/followed.h"
 #include "record/procs/maps.h"
 #include "record/procs/proc_watch.h"
 #include "record/session.h"
 
 #define MAX_DUE 64
+/* Records of processes not known to be followed, kept to the next drain
+ * (their fork may not have been on the ring buffer yet); past this many,
+ * the rest are another process's, most likely, and dropped. */
+#define MAX_PENDING 4096
 
 static const uint64_t resnap_ns[] = { 5000000ull, 50000000ull };
 
@@ -50,6 +55,9 @@ struct nsk_proc_watch {
 	struct nsk_proc_item *head, *tail;
 	struct due due[MAX_DUE];
 	int ndue;
+	struct nsk_followed followed; /* whose records are kept */
+	struct nsk_proc_item *pending; /* not known to be followed yet */
+	size_t npending;
 };
 
 static void push(struct nsk_proc_watch *w, struct nsk_proc_item *it)
@@ -84,6 +92,7 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
+	nsk_followed__event(&w->followed, e);
 	/* A new program, or a new process: its maps now, while it lives
 	 * (the mmap stream, when there is one, has told already). */
 	if (!w->mev && (e->hdr.type == NSK_EV_PROC_EXEC ||
@@ -153,31 +162,75 @@ static int hold_file(const struct nsk_mmap_ev *ev)
 	return fd;
 }
 
-/* Under the lock: one record of the mmap stream. */
-static void on_mapping(void *ctx, const struct nsk_mmap_ev *ev)
+static struct nsk_proc_item *item_of(const struct nsk_mmap_ev *ev)
 {
 	static const uint32_t kind[] = {
 		[NSK_MMAP_EV_MAP] = NSK_PROC_ITEM_MAP,
 		[NSK_MMAP_EV_EXEC] = NSK_PROC_ITEM_EXEC,
 		[NSK_MMAP_EV_LOST] = NSK_PROC_ITEM_MAP_LOST,
 	};
-	struct nsk_proc_watch *w = ctx;
 	struct nsk_proc_item *it;
 
-	if (ev->kind >= sizeof(kind) / sizeof(kind[0]) || !kind[ev->kind])
-		return;
+	if (ev->kind >= sizeof(kind) / sizeof(kind[0]) || !kind[ev->kind] ||
+	    (ev->kind == NSK_MMAP_EV_MAP && !ev->path))
+		return NULL;
 	it = calloc(1, sizeof(*it));
 	if (!it)
-		return;
+		return NULL;
 	it->kind = kind[ev->kind];
 	it->map = *ev;
 	it->map.path = ev->path ? strdup(ev->path) : NULL;
-	it->map_fd = ev->kind == NSK_MMAP_EV_MAP && it->map.path ? hold_file(ev) : -1;
-	if (ev->kind == NSK_MMAP_EV_MAP && !it->map.path) {
+	it->map_fd = -1;
+	if (ev->path && !it->map.path) {
 		free(it);
+		return NULL;
+	}
+	return it;
+}
+
+/* A record taken: its file held while the process may still live. */
+static void take(struct nsk_proc_watch *w, struct nsk_proc_item *it)
+{
+	if (it->kind == NSK_PROC_ITEM_MAP)
+		it->map_fd = hold_file(&it->map);
+	push(w, it);
+}
+
+/* Under the lock: one record of the mmap stream. */
+static void on_mapping(void *ctx, const struct nsk_mmap_ev *ev)
+{
+	struct nsk_proc_watch *w = ctx;
+	struct nsk_proc_item *it;
+
+	if (ev->kind != NSK_MMAP_EV_LOST && !nsk_followed__has(&w->followed, ev->pid)) {
+		if (w->npending == MAX_PENDING || !(it = item_of(ev)))
+			return;
+		it->next = w->pending;
+		w->pending = it;
+		w->npending++;
 		return;
 	}
-	push(w, it);
+	it = item_of(ev);
+	if (it)
+		take(w, it);
+}
+
+/* Under the lock, once the ring buffer is read: the records held back,
+ * kept when their process is now known to be followed. */
+static void settle_pending(struct nsk_proc_watch *w)
+{
+	struct nsk_proc_item *it = w->pending, *next;
+
+	w->pending = NULL;
+	w->npending = 0;
+	for (; it; it = next) {
+		next = it->next;
+		it->next = NULL;
+		if (nsk_followed__has(&w->followed, it->map.pid))
+			take(w, it);
+		else
+			nsk_proc_item__free(it);
+	}
 }
 
 uint64_t nsk_proc_item__time(const struct nsk_proc_item *it)
@@ -219,8 +272,11 @@ static struct nsk_proc_item *sort_by_time(struct nsk_proc_item *list, size_t n)
 static void drain(struct nsk_proc_watch *w)
 {
 	nsk_ringbuf__consume(w->rb);
-	if (w->mev)
-		nsk_mmap_events__read(w->mev, on_mapping, w);
+	if (!w->mev)
+		return;
+	settle_pending(w);
+	nsk_mmap_events__read(w->mev, on_mapping, w);
+	nsk_followed__settle(&w->followed);
 }
 
 /* Under the lock: the re-snapshots that are due. */
@@ -275,8 +331,7 @@ static void *run(void *arg)
 		drain(w);
 		resnap(w, nsk_session__now());
 		pthread_mutex_unlock(&w->lock);
-		/* A perf event whose task exited (the launched child, a
-		 * thread of an attached process) stays readable as a hangup
+		/* A perf event that hangs up (its CPU gone) stays readable
 		 * for ever: drained above, it is taken out of the set, or
 		 * this thread would spin until the end of the recording. */
 		if (n == 1 && (ev.events & (EPOLLHUP | EPOLLERR)) && ev.data.fd >= 0)
@@ -286,7 +341,7 @@ static void *run(void *arg)
 }
 
 int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
-			  struct nsk_proc_watch **out)
+			  int targets_fd, struct nsk_proc_watch **out)
 {
 	struct nsk_proc_watch *w = calloc(1, sizeof(*w));
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -300,6 +355,7 @@ int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
 	}
 	pthread_mutex_init(&w->lock, NULL);
 	w->mev = mev;
+	nsk_followed__init(&w->followed, targets_fd);
 	w->ep = epoll_create1(EPOLL_CLOEXEC);
 	w->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	err = nsk_ringbuf__new(ringbuf_map_fd, on_event, w, &w->rb);
@@ -385,6 +441,13 @@ void nsk_proc_watch__free(struct nsk_proc_watch *w)
 		nsk_proc_item__free(w->head);
 		w->head = next;
 	}
+	while (w->pending) {
+		struct nsk_proc_item *next = w->pending->next;
+
+		nsk_proc_item__free(w->pending);
+		w->pending = next;
+	}
+	nsk_followed__free(&w->followed);
 	nsk_ringbuf__free(w->rb);
 	nsk_mmap_events__free(w->mev);
 	if (w->ep >= 0)

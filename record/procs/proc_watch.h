@@ -42,9 +42,11 @@ struct nsk_proc_item {
 uint64_t nsk_proc_item__time(const struct nsk_proc_item *it);
 
 /* mev may be NULL (no mmap stream: maps are snapshotted instead); the
- * watcher owns it from now on. */
+ * watcher owns it from now on.  The stream is the machine's: only the
+ * records of the targets in the map targets_fd are kept (followed.h);
+ * targets_fd -1 keeps every record (record -a). */
 int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
-			  struct nsk_proc_watch **out);
+			  int targets_fd, struct nsk_proc_watch **out);
 /* Becomes readable when events arrive (for the main event loop). */
 int nsk_proc_watch__epoll_fd(const struct nsk_proc_watch *w);
 /* Everything that arrived so far, oldest first (the ring buffer is drained
