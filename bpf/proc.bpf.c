@@ -4,9 +4,14 @@
  * Following children happens here, in the kernel: when a target forks, the
  * child's tgid is put in nsk_targets before the child first runs, so no
  * sample, allocation or syscall of the child can be missed (user space
- * would always be late).  Each event also goes to a ring buffer, with a
- * wakeup: they are rare, and the recorder wants them at once to read the
- * maps of a new program before it can exit.
+ * would always be late).  Each event also goes to a ring buffer, without
+ * a wakeup unless the recorder asks for them (prompt): a wakeup of the
+ * recorder is an interrupt to another CPU, which a fork and exec of
+ * /bin/true paid with about 160 us of its own time on this VM (the
+ * recorder's watcher wakes at the new program's mapping records anyway,
+ * and reads these first).  Prompt is for what must act before a new
+ * process can run far: maps read from /proc (no mapping records),
+ * allocator uprobes for a process the sampler cannot reach.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -19,6 +24,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 inherit = 1;
+__u32 prompt = 0; /* set by the recorder (nsk_proc__prompt) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -78,7 +84,7 @@ int BPF_PROG(nsk_proc_fork, struct task_struct *parent, struct task_struct *chil
 	e->ppid = ptgid;
 	e->ptid = BPF_CORE_READ(parent, pid);
 	BPF_CORE_READ_STR_INTO(&e->comm, child, comm);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, prompt ? 0 : BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
@@ -98,7 +104,7 @@ int BPF_PROG(nsk_proc_exec, struct task_struct *p, pid_t old_pid,
 	e->tid = BPF_CORE_READ(p, pid);
 	e->ppid = old_pid;
 	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, prompt ? 0 : BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
@@ -125,7 +131,7 @@ int BPF_PROG(nsk_proc_exit, struct task_struct *p)
 	e->exit_code = BPF_CORE_READ(p, exit_code);
 	e->flags = live == 0 ? NSK_EV_PROC_GROUP_DEAD : 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, prompt ? 0 : BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
@@ -143,6 +149,6 @@ int BPF_PROG(nsk_proc_rename, struct task_struct *task, const char *comm)
 	e->pid = tgid;
 	e->tid = BPF_CORE_READ(task, pid);
 	bpf_probe_read_kernel_str(&e->comm, sizeof(e->comm), comm);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, prompt ? 0 : BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -780,6 +780,8 @@ static int sys_exit_on(struct alloc_state *st)
 {
 	if (st->sys_exit)
 		return 0;
+	/* and the processes it follows are probed as they start */
+	nsk_session__prompt_procs(st->s);
 	st->sys_exit = bpf_program__attach(st->skel->progs.alloc_sys_exit);
 	return st->sys_exit ? 0 : -errno;
 }

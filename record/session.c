@@ -649,6 +649,11 @@ void nsk_session__keep_pace(struct nsk_session *s)
 	__atomic_store_n(&s->keep_pace, 1, __ATOMIC_RELEASE); /* a load thread */
 }
 
+void nsk_session__prompt_procs(struct nsk_session *s)
+{
+	nsk_proc__prompt(s);
+}
+
 static void yield_to_program(struct nsk_session *s, int on, uint64_t until)
 {
 	sigset_t set;

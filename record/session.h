@@ -214,6 +214,13 @@ uint32_t nsk_session__ustack_bytes(const struct nsk_session *s);
  * would fill the ring buffer.  From a signal's load(). */
 void nsk_session__keep_pace(struct nsk_session *s);
 
+/* A signal that must act on a new process before it runs far (allocator
+ * uprobes for a process the sampler cannot reach): from now on every
+ * fork, exec and exit wakes the recorder at once, which costs each of
+ * them an interrupt to another CPU (bpf/proc.bpf.c).  Main thread, or a
+ * signal's start(). */
+void nsk_session__prompt_procs(struct nsk_session *s);
+
 /* Intern a string; writes its STRING record the first time.  0 on error. */
 uint64_t nsk_session__string(struct nsk_session *s, const char *str);
 

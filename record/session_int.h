@@ -137,6 +137,8 @@ void nsk_proc__poll(struct nsk_session *s, int final);
 /* Handle the process events waiting in the kernel, so a stack about to be
  * resolved finds the fork or exec that made its process. */
 void nsk_proc__sync(struct nsk_session *s);
+/* From now on each process event wakes the recorder (bpf/proc.bpf.c). */
+void nsk_proc__prompt(struct nsk_session *s);
 void nsk_proc__stop(struct nsk_session *s);
 struct nsk_proc *nsk_proc__get(struct nsk_session *s, uint32_t pid,
 			       int create);

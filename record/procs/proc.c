@@ -585,12 +585,20 @@ int nsk_proc__start(struct nsk_session *s)
 	s->proc_lost_fd = bpf_map__fd(skel->maps.proc_lost);
 	note_maps_source(s, open_kernel_maps(&mev));
 	s->kernel_maps = mev != NULL;
+	if (!mev) /* maps from /proc: read while the process lives */
+		nsk_proc__prompt(s);
 	err = nsk_proc_watch__start(bpf_map__fd(skel->maps.proc_events), mev,
 				    s->opts.all ? -1 : s->targets_fd, &s->proc_watch);
 	if (err)
 		return nsk_session__fail(s, err, "cannot watch processes: %s",
 					 strerror(-err));
 	return 0;
+}
+
+void nsk_proc__prompt(struct nsk_session *s)
+{
+	if (s->proc_skel && s->proc_skel->bss)
+		__atomic_store_n(&s->proc_skel->bss->prompt, 1, __ATOMIC_RELEASE);
 }
 
 void nsk_proc__sync(struct nsk_session *s)
