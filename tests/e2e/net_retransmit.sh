@@ -20,7 +20,7 @@
 need_bpf
 netns_up 5
 
-# check_run FAMILY_FLAG MESSAGES ADDRESS_PATTERN
+# check_run FAMILY_FLAG MESSAGES ADDRESS_PREFIX
 check_run() {
 	before=$(retrans_segs)
 	in_netns "$NUSKU" record -q -o "$TMPD/run.nsk" -e net -- \
@@ -38,7 +38,9 @@ check_run() {
 		tail -n +2 | tr '\n' ' ')
 	[ -n "$pids" ] || fail "no tcp_pingpong process in the recording"
 	# Columns by name; the stack (last) has no commas in this workload.
-	awk -F, -v kernel="$kernel" -v lost="$lost" -v pids=" $pids" -v addr="$3" '
+	# (the address prefix through the environment: -v would take its
+	# backslashes as escapes, which awks read differently)
+	ADDR="$3" awk -F, -v kernel="$kernel" -v lost="$lost" -v pids=" $pids" '
 		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 		{
 			n = $col["retransmits"]; pid = $col["pid"]; st = $col["stack"]
@@ -48,7 +50,10 @@ check_run() {
 				printf "retransmits charged to pid %s, not tcp_pingpong (%s)\n", pid, pids
 				bad = 1
 			}
-			if ($col["local"] !~ addr) { print "address " $col["local"] " is not " addr; bad = 1 }
+			prefix = ENVIRON["ADDR"]
+			if (substr($col["local"], 1, length(prefix)) != prefix) {
+				print "address " $col["local"] " does not begin with " prefix; bad = 1
+			}
 			if (st ~ /fetch_reply/) client += n
 			else if (st ~ /serve_client/) server += n
 			else if (st !~ /connect|listen|shutdown|\[unknown\]/) {
@@ -72,8 +77,8 @@ check_run() {
 	grep -q fetch_reply "$TMPD/rows.csv" || fail "client waiting code (fetch_reply) not named"
 }
 
-check_run "" 300 '^127\.0\.0\.1:'
-check_run -6 200 '^\[::1\]:'
+check_run "" 300 '127.0.0.1:'
+check_run -6 200 '[::1]:'
 
 # With the blocking (or the syscall) signal recorded too, a retransmit is
 # tied to the off-CPU interval (reason network; or the slow syscall on a
