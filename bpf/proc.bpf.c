@@ -4,14 +4,19 @@
  * Following children happens here, in the kernel: when a target forks, the
  * child's tgid is put in nsk_targets before the child first runs, so no
  * sample, allocation or syscall of the child can be missed (user space
- * would always be late).  Each event also goes to a ring buffer, without
- * a wakeup unless the recorder asks for them (prompt): a wakeup of the
- * recorder is an interrupt to another CPU, which a fork and exec of
- * /bin/true paid with about 160 us of its own time on this VM (the
- * recorder's watcher wakes at the new program's mapping records anyway,
- * and reads these first).  Prompt is for what must act before a new
- * process can run far: maps read from /proc (no mapping records),
- * allocator uprobes for a process the sampler cannot reach.
+ * would always be late).  Each event also goes to a ring buffer.  An exec
+ * wakes the recorder: its watcher then holds the new program's file while
+ * the process lives (a program gone a millisecond later, its binary
+ * deleted or in a mount namespace of its own, is still read); the kernel
+ * has written the file's mapping record by then.  Forks, exits and
+ * renames do not, unless the recorder asks (prompt): a wakeup is an
+ * interrupt to another CPU, paid by the process, and a fork and exec of
+ * /bin/true paid about 160 us for the three it made on this VM.  Prompt is
+ * for what must act before a new process can run far: maps read from
+ * /proc (no mapping records), allocator uprobes for a process the sampler
+ * cannot reach.  (The mapping records themselves wake the watcher only
+ * when their buffer is half full: perf wakes for side-band records at its
+ * watermark, not per record.)
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -104,7 +109,7 @@ int BPF_PROG(nsk_proc_exec, struct task_struct *p, pid_t old_pid,
 	e->tid = BPF_CORE_READ(p, pid);
 	e->ppid = old_pid;
 	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
-	bpf_ringbuf_submit(e, prompt ? 0 : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP); /* the forks before it did not */
 	return 0;
 }
 

@@ -57,7 +57,9 @@ static int open_one(int cpu)
 	a.comm_exec = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
-	a.wakeup_events = 1; /* a short-lived process is read while it lives */
+	/* no wakeups of its own: side-band records wake a reader only at the
+	 * buffer's watermark (half of it); the watcher is woken by the
+	 * targets' exec events (bpf/proc.bpf.c) and reads these after them */
 	return (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
