@@ -1,5 +1,6 @@
 /* Which processes' mapping records the watcher keeps (followed.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include <bpf/bpf.h>
 
@@ -53,9 +54,18 @@ int nsk_followed__has(struct nsk_followed *f, uint32_t pid)
 	return 1;
 }
 
-void nsk_followed__settle(struct nsk_followed *f)
+size_t nsk_followed__ended(const struct nsk_followed *f)
 {
-	for (size_t i = 0; i < f->nleaving; i++)
+	return f->nleaving;
+}
+
+void nsk_followed__forget(struct nsk_followed *f, size_t n)
+{
+	if (n > f->nleaving)
+		n = f->nleaving;
+	for (size_t i = 0; i < n; i++)
 		nsk_pidset__remove(&f->set, f->leaving[i]);
-	f->nleaving = 0;
+	if (n < f->nleaving) /* (memmove wants buffers even for no bytes) */
+		memmove(f->leaving, f->leaving + n, (f->nleaving - n) * sizeof(*f->leaving));
+	f->nleaving -= n;
 }

@@ -6,9 +6,9 @@
  * that shows it is a target: its fork or exec on the proc ring buffer, or
  * the kernel's map of targets (bpf/target.bpf.h), which a child enters
  * before it first runs.  It is forgotten once the records it wrote before
- * its exit have been read: at the end of the drain whose ring buffer held
- * that exit (the ring buffer is read first, and the kernel writes a
- * mapping record before the process can exit).
+ * its exit have been read: after a drain of the stream that began after
+ * its exit was read from the ring buffer (the kernel writes a mapping
+ * record before the process can exit).
  */
 #ifndef NUSKU_RECORD_PROCS_FOLLOWED_H
 #define NUSKU_RECORD_PROCS_FOLLOWED_H
@@ -23,7 +23,7 @@
 struct nsk_followed {
 	int targets_fd; /* the map of targets; -1: every process is followed */
 	struct nsk_pidset set;
-	uint32_t *leaving; /* ended since the drain began */
+	uint32_t *leaving; /* ended, oldest first, not forgotten yet */
 	size_t nleaving, capleaving;
 };
 
@@ -34,7 +34,10 @@ void nsk_followed__free(struct nsk_followed *f);
 void nsk_followed__event(struct nsk_followed *f, const struct nsk_ev_proc *e);
 /* 1 when the records of process pid are kept. */
 int nsk_followed__has(struct nsk_followed *f, uint32_t pid);
-/* The drain is done: the processes that ended are forgotten. */
-void nsk_followed__settle(struct nsk_followed *f);
+/* How many processes have ended so far (a mark for nsk_followed__forget). */
+size_t nsk_followed__ended(const struct nsk_followed *f);
+/* Forgets the first n of the processes that ended (their records are all
+ * read); the later ones stay followed. */
+void nsk_followed__forget(struct nsk_followed *f, size_t n);
 
 #endif

@@ -31,9 +31,10 @@
 #include "record/session.h"
 
 #define MAX_DUE 64
-/* Records of processes not known to be followed, kept to the next drain
- * (their fork may not have been on the ring buffer yet); past this many,
- * the rest are another process's, most likely, and dropped. */
+/* Records of processes not known to be followed, held while one drain reads
+ * the mmap stream (a child's fork may reach the ring buffer after the drain
+ * read it); past this many, the rest are another process's, most likely,
+ * and dropped. */
 #define MAX_PENDING 4096
 
 static const uint64_t resnap_ns[] = { 5000000ull, 50000000ull };
@@ -56,7 +57,7 @@ struct nsk_proc_watch {
 	struct due due[MAX_DUE];
 	int ndue;
 	struct nsk_followed followed; /* whose records are kept */
-	struct nsk_proc_item *pending; /* not known to be followed yet */
+	struct nsk_proc_item *pending; /* not known to be followed yet (drain) */
 	size_t npending;
 };
 
@@ -215,8 +216,10 @@ static void on_mapping(void *ctx, const struct nsk_mmap_ev *ev)
 		take(w, it);
 }
 
-/* Under the lock, once the ring buffer is read: the records held back,
- * kept when their process is now known to be followed. */
+/* Under the lock, the ring buffer read again since the stream: the
+ * records held back are kept when their process is now known to be
+ * followed.  The others are not a target's: a target's child enters the
+ * ring buffer at its fork, before it can map anything. */
 static void settle_pending(struct nsk_proc_watch *w)
 {
 	struct nsk_proc_item *it = w->pending, *next;
@@ -268,15 +271,24 @@ static struct nsk_proc_item *sort_by_time(struct nsk_proc_item *list, size_t n)
 	return out;
 }
 
-/* Under the lock: everything the kernel has written so far. */
+/* Under the lock: everything the kernel has written so far.  The ring
+ * buffer first (the kernel writes a program's exec and mapping records
+ * before the exec event BPF sees), and again after the stream, for the
+ * forks of the children whose records the stream held; the processes that
+ * ended before the stream was read are then forgotten (their records are
+ * all read: written before their exit), the others at the next drain. */
 static void drain(struct nsk_proc_watch *w)
 {
+	size_t ended;
+
 	nsk_ringbuf__consume(w->rb);
 	if (!w->mev)
 		return;
-	settle_pending(w);
+	ended = nsk_followed__ended(&w->followed);
 	nsk_mmap_events__read(w->mev, on_mapping, w);
-	nsk_followed__settle(&w->followed);
+	nsk_ringbuf__consume(w->rb);
+	settle_pending(w);
+	nsk_followed__forget(&w->followed, ended);
 }
 
 /* Under the lock: the re-snapshots that are due. */
