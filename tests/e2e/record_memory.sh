@@ -113,5 +113,10 @@ rec=
 a=$(cat "$TMPD/rss.500")
 b=$(cat "$TMPD/rss.2000")
 echo "RSS after 500 children: $a kB, after 2000: $b kB"
-[ $((b - a)) -le 16384 ] || fail "RSS grew by $((b - a)) kB over 1,500 children"
+# A few MB (+6 to +12 here); under AddressSanitizer its redzones and
+# allocator about double that and vary more (+13 to +28 MB seen).  The
+# growth this guards against was hundreds of MB.
+limit=16384
+ldd "$NUSKU" 2>/dev/null | grep -q libasan && limit=49152
+[ $((b - a)) -le $limit ] || fail "RSS grew by $((b - a)) kB over 1,500 children (limit $limit kB)"
 echo "ok: 1,500 more children, RSS +$((b - a)) kB"
