@@ -201,6 +201,7 @@ struct tcol {
 	int visible;
 	size_t width;
 	size_t frame; /* the longest first frame of its cells (a name) */
+	int chain;    /* some cell is a call chain: room for " ..." after it */
 };
 
 struct table {
@@ -252,7 +253,7 @@ static size_t indent_of(const struct tcol *col, int depth)
 
 /* Narrows the widest column of flags, one byte at a time, down to
  * floor_w (and, with whole, to its longest first frame, at most
- * WHOLE_MAX: a name cut in its middle reads worse than a narrower
+ * WHOLE_MAX, with room for the " ..." of a chain cut after it: a name cut in its middle reads worse than a narrower
  * neighbour; a WHOLE column always, at most ANSWER_MAX: the row's answer,
  * "flush_the_write_ahead_journal_to_stable_storage", whole; longer, a C++
  * name is shortened to its scope and name).  room: what it could take. */
@@ -262,8 +263,11 @@ static size_t floor_of(const struct tcol *col, size_t floor_w, int whole)
 {
 	size_t max = (col->flags & NSK_COL_WHOLE) ? ANSWER_MAX : WHOLE_MAX;
 
-	if ((whole || (col->flags & NSK_COL_WHOLE)) && col->frame > floor_w)
-		return col->frame < max ? col->frame : max;
+	/* a chain cut after its first frame says so: " ..." (4 bytes) */
+	size_t frame = (col->frame < max ? col->frame : max) + (col->chain ? 4 : 0);
+
+	if ((whole || (col->flags & NSK_COL_WHOLE)) && frame > floor_w)
+		return frame;
 	return floor_w;
 }
 
@@ -443,6 +447,8 @@ static int read_row(struct table *t, sqlite3_stmt *st, char **row, int depth,
 		if (measure && !t->col[c].numeric &&
 		    nsk_out__first_frame(row[c]) > t->col[c].frame)
 			t->col[c].frame = nsk_out__first_frame(row[c]);
+		if (measure && !t->col[c].numeric && strstr(row[c], " <- "))
+			t->col[c].chain = 1;
 		len += indent_of(&t->col[c], depth);
 		if (measure && len > t->col[c].width)
 			t->col[c].width = len;
