@@ -1,6 +1,8 @@
 /* A set of process ids (see pidset.h).  A removed slot keeps a tombstone
  * so lookups go on past it; adds reuse tombstones, and a rebuild at 3/4
- * of the slots (live and tombstones) drops them. */
+ * of the slots (live and tombstones) drops them, at the same size unless
+ * the live ones take half: a set that follows processes as they come and
+ * go (a build's thousands) stays the size of the ones alive at once. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -45,8 +47,16 @@ int nsk_pidset__add(struct nsk_pidset *s, uint32_t pid)
 		return 0;
 	if (nsk_pidset__has(s, pid))
 		return 0;
-	if ((s->used + 1) * 4 > s->n * 3 && rebuild(s, s->n ? s->n * 2 : 64))
-		return -ENOMEM;
+	if ((s->used + 1) * 4 > s->n * 3) {
+		size_t live = 0, n = s->n ? s->n : 64;
+
+		for (size_t j = 0; j < s->n; j++)
+			live += s->slot[j] && s->slot[j] != GONE;
+		if ((live + 1) * 2 > n)
+			n *= 2;
+		if (rebuild(s, n))
+			return -ENOMEM;
+	}
 	for (i = home(pid, s->n); s->slot[i]; i = (i + 1) & (s->n - 1))
 		if (s->slot[i] == GONE && tomb == SIZE_MAX)
 			tomb = i;

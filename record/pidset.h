@@ -1,7 +1,9 @@
-/* A set of process ids (open addressing; grows, never shrinks).  The
- * allocation signal keeps the processes its preloaded sampler covers, so
- * that the kernel-side syscall probe's records of them, once that probe
- * runs for another process, are not counted twice. */
+/* A set of process ids (open addressing; sized for the ids in it at
+ * once, never shrinks).  The allocation signal keeps the processes its
+ * preloaded sampler covers, so that the kernel-side syscall probe's
+ * records of them, once that probe runs for another process, are not
+ * counted twice; the process watcher, the processes whose mapping records
+ * it keeps (record/procs/followed.h). */
 #ifndef NUSKU_RECORD_PIDSET_H
 #define NUSKU_RECORD_PIDSET_H
 

@@ -1,6 +1,7 @@
 /* The set of process ids (record/pidset.c): members found, removed ones
  * gone, removals and re-adds over many rounds (tombstones reused and
- * dropped by rebuilds), against a plain array as the oracle. */
+ * dropped by rebuilds), against a plain array as the oracle; and a set of
+ * processes that come and go keeps the size of those alive at once. */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +42,25 @@ START_TEST(test_against_an_array)
 }
 END_TEST
 
+/* 100,000 processes, at most 8 alive at once: the set stays small (it
+ * grew by doubling at every rebuild, with the tombstones of the dead). */
+START_TEST(test_comings_and_goings)
+{
+	struct nsk_pidset s = { 0 };
+
+	for (uint32_t pid = 1; pid <= 100000; pid++) {
+		ck_assert_int_eq(nsk_pidset__add(&s, pid), 0);
+		if (pid > 8)
+			nsk_pidset__remove(&s, pid - 8);
+		ck_assert_int_eq(nsk_pidset__has(&s, pid), 1);
+	}
+	for (uint32_t pid = 1; pid <= 100000; pid++)
+		ck_assert_int_eq(nsk_pidset__has(&s, pid), pid > 100000 - 8);
+	ck_assert_uint_le(s.n, 64);
+	nsk_pidset__free(&s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("pidset");
@@ -49,6 +69,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_against_an_array);
+	tcase_add_test(tc, test_comings_and_goings);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
