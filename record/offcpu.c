@@ -206,13 +206,41 @@ static int have_task_work(void)
 	return found;
 }
 
+/* Opens the skeleton and configures it, with the deferred user-stack walk
+ * of bpf_task_work or without it (the walk at sys_exit). */
+static int offcpu_open(struct offcpu_state *st, int task_work)
+{
+	struct nsk_session *s = st->s;
+	const struct nsk_record_opts *o = nsk_session__opts(s);
+
+	st->skel = offcpu_bpf__open();
+	if (!st->skel)
+		return -errno;
+	st->skel->rodata->min_block_ns = o->min_block_ns ?
+		o->min_block_ns : NSK_OFFCPU_DEFAULT_MIN_BLOCK_NS;
+	st->skel->rodata->kernel_stacks = o->kernel_stacks ? 1 : 0;
+	/* --call-graph fp: no stack copies (the walk alone) */
+	st->skel->rodata->copy_stacks = nsk_session__ustack_bytes(s) ? 1 : 0;
+	if (task_work) {
+		st->skel->rodata->task_work = 1;
+		bpf_program__set_autoload(st->skel->progs.nsk_offcpu_sys_exit, false);
+	}
+	/* kept intervals (10 us or more by default) with their stacks, up to
+	 * 6 KiB each: 2 MiB a CPU, 4 MiB at least */
+	bpf_map__set_max_entries(st->skel->maps.offcpu_events,
+				 nsk_session__ring_bytes((uint64_t)(st->ncpu > 2 ? st->ncpu : 2)
+							 << 21));
+	st->skel->rodata->nsk_all_but = nsk_session__all_but(s);
+	return bpf_map__reuse_fd(st->skel->maps.nsk_targets,
+				 nsk_session__targets_fd(s));
+}
+
 /* Open, configure and load (struct nsk_signal's load: may run in a
  * thread of its own). */
 static int offcpu_load(struct nsk_session *s, void **state)
 {
-	const struct nsk_record_opts *o = nsk_session__opts(s);
 	struct offcpu_state *st = calloc(1, sizeof(*st));
-	int err;
+	int task_work = have_task_work(), err;
 
 	*state = NULL;
 	if (!st)
@@ -223,31 +251,20 @@ static int offcpu_load(struct nsk_session *s, void **state)
 		err = st->ncpu ? st->ncpu : -EINVAL;
 		goto cleanup;
 	}
-
-	st->skel = offcpu_bpf__open();
-	if (!st->skel) {
-		err = -errno;
-		goto cleanup;
-	}
-	st->skel->rodata->min_block_ns = o->min_block_ns ?
-		o->min_block_ns : NSK_OFFCPU_DEFAULT_MIN_BLOCK_NS;
-	st->skel->rodata->kernel_stacks = o->kernel_stacks ? 1 : 0;
-	/* --call-graph fp: no stack copies (the walk alone) */
-	st->skel->rodata->copy_stacks = nsk_session__ustack_bytes(s) ? 1 : 0;
-	if (have_task_work()) {
-		st->skel->rodata->task_work = 1;
-		bpf_program__set_autoload(st->skel->progs.nsk_offcpu_sys_exit, false);
-	}
-	/* kept intervals (10 us or more by default) with their stacks, up to
-	 * 6 KiB each: 2 MiB a CPU, 4 MiB at least */
-	bpf_map__set_max_entries(st->skel->maps.offcpu_events,
-				 nsk_session__ring_bytes((uint64_t)(st->ncpu > 2 ? st->ncpu : 2)
-							 << 21));
-	st->skel->rodata->nsk_all_but = nsk_session__all_but(s);
-	err = bpf_map__reuse_fd(st->skel->maps.nsk_targets,
-				nsk_session__targets_fd(s));
+	err = offcpu_open(st, task_work);
 	if (!err)
 		err = offcpu_bpf__load(st->skel);
+	/* A kernel can have bpf_task_work and still refuse it from
+	 * sched_switch: 6.18.44's verifier takes its callback for sleepable
+	 * and a tp_btf program is not ("sleepable callback in a program that
+	 * is not sleepable").  Then the walk at sys_exit, as before 6.18. */
+	if (err && task_work) {
+		offcpu_bpf__destroy(st->skel);
+		st->skel = NULL;
+		err = offcpu_open(st, 0);
+		if (!err)
+			err = offcpu_bpf__load(st->skel);
+	}
 	if (err)
 		goto cleanup;
 	*state = st;
