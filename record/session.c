@@ -33,6 +33,7 @@
 #include "record/stacks/intern.h"
 #include "record/stacks/kallsyms.h"
 #include "record/heap.h"
+#include "record/caps.h"
 #include "record/hurry.h"
 #include "record/spill.h"
 #include "record/procs/proc_watch.h"
@@ -585,7 +586,9 @@ static int start_signals(struct nsk_session *s)
 			continue;
 		}
 		why = strerror(-err);
-		if (err == -EPERM || err == -EACCES)
+		if ((err == -EPERM || err == -EACCES) && nsk_caps__can_trace())
+			why = "the kernel refused its BPF programs (NUSKU_DEBUG=1 shows why)";
+		else if (err == -EPERM || err == -EACCES)
 			why = "permission denied (needs root, or CAP_BPF + CAP_PERFMON)";
 		if (by_name || rings != s->nrings || err == -EPERM || err == -EACCES) {
 			drop_loads(s, i + 1, total);

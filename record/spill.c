@@ -31,6 +31,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
+#include "record/caps.h"
 #include "record/ringbuf.h"
 #include "record/spill.h"
 
@@ -364,28 +365,12 @@ void nsk_spill__rest(struct nsk_spill *sp)
 		set_policy(0, SCHED_OTHER);
 }
 
-/* CAP_SYS_NICE in the effective set: a SCHED_IDLE thread may come back. */
-static int may_come_back(void)
-{
-	char line[256];
-	unsigned long long caps = 0;
-	int found = 0;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "CapEff: %llx", &caps) == 1;
-	fclose(f);
-	return found && (caps >> 23 & 1); /* CAP_SYS_NICE */
-}
-
 int nsk_spill__yield(struct nsk_spill *sp, int fd, uint64_t until)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = NSK_SPILL_HURRY_FD };
 	int err;
 
-	if (!sp || !sp->running || !may_come_back())
+	if (!sp || !sp->running || !nsk_caps__have(NSK_CAP_SYS_NICE) /* a SCHED_IDLE thread may come back */)
 		return -EPERM;
 	__atomic_store_n(&sp->consumer, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	__atomic_store_n(&sp->hurry_at, until, __ATOMIC_RELEASE);
