@@ -35,9 +35,12 @@
  * irq_work (a self-IPI: ~14 us in a VM), so the last two stacks walked
  * are kept per thread, keyed by where it left user space and the call it
  * is in (user_key): a storm thread blocks in the same few places, and is
- * walked once per place.  Kernels without bpf_task_work get the older way:
- * the walk at switch-out outside a syscall, and at sys_exit (a raw_tp
- * program, on every syscall of the machine) inside one.
+ * walked once per place.  Kernels without bpf_task_work, or whose
+ * verifier refuses it here (6.18.44), walk at switch-out, in the thread's
+ * own context, whenever neither kept stack is of where it left user
+ * space: a walk per new place a target blocks in, kept or not, and no
+ * program on every syscall of the machine (the walk at sys_exit, before,
+ * cost every other process ~190 ns a syscall here, and the storm more).
  *
  * Cost control: the target filter and the threshold are applied here; the
  * consumer is never woken per record (only past wake_bytes of backlog);
@@ -57,9 +60,9 @@ const volatile __u64 min_block_ns = 10000;
 const volatile __u32 kernel_stacks = 1;
 const volatile __u32 copy_stacks = 1; /* user stack copies for DWARF */
 const volatile __u64 wake_bytes = 1 << 20; /* wake the consumer past this */
-/* The kernel has bpf_task_work (6.18): user stacks of kept intervals are
- * walked on the thread's way back to user space, and sys_exit is not
- * attached.  Set by record/offcpu.c from the kernel's BTF. */
+/* The kernel has bpf_task_work (6.18) and takes it here: user stacks of
+ * kept intervals are walked on the thread's way back to user space, not at
+ * every switch-out to a new place.  Set by record/offcpu.c. */
 const volatile __u32 task_work = 0;
 
 extern int bpf_task_work_schedule_resume_impl(struct task_struct *task,
@@ -71,11 +74,6 @@ extern int bpf_task_work_schedule_resume_impl(struct task_struct *task,
 #define TASK_DEAD_BIT 0x80
 #define ENOMEM 12
 #define EBUSY 16
-
-/* Kept intervals waiting for their user stack (held), all threads: while
- * none is, sys_exit returns before its hash lookup.  Every syscall of every
- * process passes there; a held interval is rare. */
-__u64 held_now = 0;
 
 /* What is known about a thread between its switch-out and switch-in, and
  * then (held = 1) about a kept interval until its user stack is walked. */
@@ -304,11 +302,7 @@ static __always_inline void emit(struct nsk_offcpu_pending *p, __u32 tid)
 	__u32 zero = 0, nk, nu = 0, nwk, nwu, off;
 	__u64 size, rbflags = BPF_RB_NO_WAKEUP;
 
-	if (p->held) {
-		p->held = 0;
-		if (!task_work)
-			__sync_fetch_and_add(&held_now, -1);
-	}
+	p->held = 0;
 	ev = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 	if (!ev)
 		return;
@@ -497,7 +491,7 @@ static __always_inline int key_is(struct nsk_offcpu_pending *p, __u32 i)
 
 /* Emits the held interval of p.  walk: the thread is in its own context
  * and has not been back in user space since it blocked (its next
- * switch-out, its task work, its sys_exit): walk its user stack first. */
+ * switch-out, its task work): walk its user stack first. */
 static __always_inline void flush_held(struct nsk_offcpu_pending *p, __u32 tid,
 				       int walk)
 {
@@ -552,11 +546,9 @@ static __always_inline void switch_out(struct nsk_offcpu_pending *p,
 		return; /* the rest at switch-in, if the interval is kept */
 	read_syscall(prev, &p->syscall, &p->arg0);
 	find_ustack(p, prev);
-	/* Without task work: in a syscall, walked at its sys_exit if
-	 * kept; outside one it may not be back in the kernel before it
-	 * returns to user space, so walk now. */
-	if (!(p->flags & NSK_OFFCPU_F_HAVE_USTACK) &&
-	    p->syscall == NSK_OFFCPU_NO_SYSCALL)
+	/* Without task work: now, in its own context, unless a kept
+	 * stack is of this place. */
+	if (!(p->flags & NSK_OFFCPU_F_HAVE_USTACK))
 		walk_into_slot(p);
 }
 
@@ -588,8 +580,8 @@ static __always_inline void hold(struct nsk_offcpu_pending *p,
 	if (p->held)
 		return;
 	p->held = 1;
-	if (!task_work) {
-		__sync_fetch_and_add(&held_now, 1);
+	if (!task_work) { /* (not reached: switch-out walked) */
+		flush_held(p, tid, 0);
 		return;
 	}
 	w = bpf_map_lookup_elem(&offcpu_tw, &tid);
@@ -697,23 +689,6 @@ int BPF_PROG(nsk_offcpu_switch, bool preempt, struct task_struct *prev,
 	}
 	if (n && n->start_ns)
 		switch_in(n, next, now);
-	return 0;
-}
-
-/* Without bpf_task_work: back from the syscall it blocked in, walk its
- * user stack for the kept interval it holds.  For every other syscall one
- * global read, and a look at the task's storage only while some thread
- * holds one. */
-SEC("raw_tp/sys_exit")
-int nsk_offcpu_sys_exit(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct nsk_offcpu_pending *p;
-
-	if (!held_now)
-		return 0;
-	p = bpf_task_storage_get(&offcpu_pending, bpf_get_current_task_btf(), 0, 0);
-	if (p)
-		flush_held(p, (__u32)bpf_get_current_pid_tgid(), 1);
 	return 0;
 }
 

@@ -191,8 +191,8 @@ static void offcpu_stop(void *state)
 	free(st);
 }
 
-/* Whether the kernel has bpf_task_work (6.18): the deferred user-stack walk
- * then needs no sys_exit program on every syscall of the machine. */
+/* Whether the kernel has bpf_task_work (6.18): user stacks are then walked
+ * for kept intervals only, not at every switch-out to a new place. */
 static int have_task_work(void)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();
@@ -207,7 +207,7 @@ static int have_task_work(void)
 }
 
 /* Opens the skeleton and configures it, with the deferred user-stack walk
- * of bpf_task_work or without it (the walk at sys_exit). */
+ * of bpf_task_work or without it (the walk at switch-out). */
 static int offcpu_open(struct offcpu_state *st, int task_work)
 {
 	struct nsk_session *s = st->s;
@@ -221,10 +221,7 @@ static int offcpu_open(struct offcpu_state *st, int task_work)
 	st->skel->rodata->kernel_stacks = o->kernel_stacks ? 1 : 0;
 	/* --call-graph fp: no stack copies (the walk alone) */
 	st->skel->rodata->copy_stacks = nsk_session__ustack_bytes(s) ? 1 : 0;
-	if (task_work) {
-		st->skel->rodata->task_work = 1;
-		bpf_program__set_autoload(st->skel->progs.nsk_offcpu_sys_exit, false);
-	}
+	st->skel->rodata->task_work = task_work ? 1 : 0;
 	/* kept intervals (10 us or more by default) with their stacks, up to
 	 * 6 KiB each: 2 MiB a CPU, 4 MiB at least */
 	bpf_map__set_max_entries(st->skel->maps.offcpu_events,
@@ -257,7 +254,7 @@ static int offcpu_load(struct nsk_session *s, void **state)
 	/* A kernel can have bpf_task_work and still refuse it from
 	 * sched_switch: 6.18.44's verifier takes its callback for sleepable
 	 * and a tp_btf program is not ("sleepable callback in a program that
-	 * is not sleepable").  Then the walk at sys_exit, as before 6.18. */
+	 * is not sleepable").  Then the walk at switch-out. */
 	if (err && task_work) {
 		offcpu_bpf__destroy(st->skel);
 		st->skel = NULL;
@@ -318,7 +315,7 @@ static int offcpu_poll(struct nsk_session *s, void *state, int final)
 	if (err)
 		return err;
 	/* The kernel skips a program it finds already running on the CPU
-	 * (recursion protection): a switch or a sys_exit we never saw. */
+	 * (recursion protection): a switch or a wakeup we never saw. */
 	{
 		struct bpf_program *prog;
 		uint64_t misses = 0;
