@@ -47,9 +47,13 @@ static void usage(FILE *f)
 		"  -p, --pid PID            attach to a running process and all its threads\n"
 		"  -a, --all                every process on the machine but the recorder,\n"
 		"                           kernel threads included, until Ctrl-C or -d\n"
-		"  -e, --events LIST        signals to record, comma-separated (default: all\n"
-		"                           but alloc with -p; cpu,offcpu with -a, which\n"
-		"                           refuses alloc; all is");
+		"  -e, --events LIST        signals to record, comma-separated (default:\n"
+		"                           cpu,alloc,offcpu,net; no alloc with -p;\n"
+		"                           cpu,offcpu with -a, which refuses alloc;\n"
+		"                           syscall only when named or given a syscall\n"
+		"                           option, as it slows every process's\n"
+		"                           syscalls while it records;\n"
+		"                           all is");
 	for (int i = 0; nsk_signals[i]; i++)
 		fprintf(f, "%s%s", i ? "," : " ", nsk_signals[i]->name);
 	fprintf(f,
@@ -65,7 +69,8 @@ static void usage(FILE *f)
 		"      --stack-size SIZE    user stack copied for dwarf/auto (default 8k,\n"
 		"                           at most 16k)\n"
 		"      --min-block TIME     offcpu: shortest blocking recorded (default 10us)\n"
-		"      --slow-syscall TIME  syscall: slower calls recorded one by one (default 1ms)\n"
+		"      --slow-syscall TIME  syscall: slower calls recorded one by one (default\n"
+		"                           1ms; adds syscall to the default signals)\n"
 		"      --syscall-sample TIME  syscall: a code path sampled per TIME of syscall\n"
 		"                           time (default 100us; 1ns: every call)\n"
 		"      --alloc-sample SIZE  alloc: sample one allocation per SIZE bytes on\n"
@@ -302,11 +307,13 @@ int cmd_record(int argc, char **argv)
 		case OPT_SLOW_SYSCALL:
 			if (nsk_parse_duration(optarg, 1000, &o.slow_syscall_ns))
 				return bad("--slow-syscall (e.g. 100us, 10ms)", optarg);
+			o.syscall_asked = 1;
 			break;
 		case OPT_SYSCALL_SAMPLE:
 			if (nsk_parse_duration(optarg, 1000, &o.syscall_sample_ns) ||
 			    !o.syscall_sample_ns)
 				return bad("--syscall-sample (e.g. 100us, 1ns)", optarg);
+			o.syscall_asked = 1;
 			break;
 		case OPT_ALLOC_UPROBES:
 			o.alloc_uprobes = 1;

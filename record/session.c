@@ -347,10 +347,15 @@ static int write_header(struct nsk_session *s, char *const *nusku_argv)
 	return s->err;
 }
 
-/* The signals --events names, in table order; by default all of them, but
- * for alloc in attach mode: a running program can only be probed with
+/* The signals --events names, in table order; by default all of them but
+ * two.  alloc in attach mode: a running program can only be probed with
  * uprobes on its allocator, a trap on every malloc and free (about 2 us
- * each here, sampled or not), which no busy server should pay unasked. */
+ * each here, sampled or not), which no busy server should pay unasked.
+ * syscall unless a syscall option asks for it: the kernel's syscall
+ * tracepoints cannot be confined to a target, so while they are attached
+ * every task on the machine takes the slow syscall path (150-200 ns a call
+ * more here for any other process, 300 for the target: docs/syscall.md);
+ * blocking calls are the off-CPU signal's, with the syscall they sleep in. */
 static int pick_signals(struct nsk_session *s)
 {
 	for (int i = 0; nsk_signals[i]; i++) {
@@ -360,6 +365,8 @@ static int pick_signals(struct nsk_session *s)
 		int want = dflt || !strcmp(ev, "all");
 
 		if (dflt && s->opts.pid > 0 && !strcmp(nsk_signals[i]->name, "alloc"))
+			want = 0;
+		if (dflt && !s->opts.syscall_asked && !strcmp(nsk_signals[i]->name, "syscall"))
 			want = 0;
 		/* -a: CPU and off-CPU, as perf record -a -g and its --off-cpu;
 		 * never alloc (its sampler is preloaded into a launched

@@ -46,6 +46,8 @@ struct nsk_record_opts {
 	uint64_t min_block_ns;	    /* offcpu: shortest interval recorded */
 	uint64_t slow_syscall_ns;   /* syscall: slower calls recorded one by one */
 	uint64_t syscall_sample_ns; /* syscall: time per path sample (0: default) */
+	int syscall_asked;	    /* a syscall option was given: the default
+				     * set takes the syscall signal too */
 	uint64_t alloc_sample_bytes; /* alloc: 0 = every allocation */
 	int alloc_uprobes;	    /* alloc: uprobes even where the sampler would do */
 	int kernel_stacks;	    /* take kernel stacks (default 1) */

@@ -830,6 +830,11 @@ static int sc_start(struct nsk_session *s, void **state)
 	err = syscall_bpf__attach(st->skel);
 	if (err)
 		goto cleanup;
+	/* Asked for by name, so said once: what it costs the machine. */
+	if (!nsk_session__opts(s)->quiet)
+		fprintf(stderr, "nusku: syscall: the kernel's syscall tracepoints "
+			"are machine-wide: every process's calls are slower while "
+			"this records (about 150 ns each, docs/syscall.md)\n");
 	err = nsk_session__add_ringbuf(s, bpf_map__fd(st->skel->maps.sc_events),
 				       on_event, st);
 	if (err)

@@ -52,8 +52,9 @@ int nsk_alloc_notes__add(struct nsk_report *rep)
 	int64_t procs, bytes, n, reserved, committed, unused;
 	int err;
 
-	if (rep->nnotes) /* already added */
+	if (rep->alloc_noted)
 		return 0;
+	rep->alloc_noted = 1;
 	err = row2(rep,
 		"SELECT count(DISTINCT pid), CAST(total(w) AS INTEGER) FROM ("
 		"SELECT a.pid, a.weight AS w "

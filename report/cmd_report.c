@@ -223,6 +223,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "nusku report: --db %s\n", rep.err);
 		goto cleanup;
 	}
+	nsk_report__signal_note(&rep, view->signal);
 	if (a.o.sql)
 		err = nsk_report__sql(&rep, a.o.sql);
 	else if (a.o.tree)

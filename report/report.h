@@ -40,11 +40,16 @@ struct nsk_report {
 	 * CSV and folded: stderr), e.g. what the memory views cannot see. */
 	char notes[4][256];
 	int nnotes;
+	int alloc_noted; /* the memory views' notes are in (alloc_notes.c) */
 };
 
 /* Adds a note line to the summary (dropped past the fourth). */
 void nsk_report__note(struct nsk_report *rep, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Adds a note when the recording says which signals it holds (meta
+ * "events") and the view's is not among them: an empty view then says
+ * why, and how to record it. */
+void nsk_report__signal_note(struct nsk_report *rep, const char *signal);
 
 /* A view: --by NAME.  weights, when the view counts something on stacks,
  * is SQL giving (stack_id, weight) rows of the selected events, e.g.
@@ -58,6 +63,8 @@ struct nsk_view {
 	int (*run)(struct nsk_report *rep, const struct nsk_view *v);
 	const char *weights;
 	const char *unit;
+	const char *signal; /* the signal its events come from, as record
+			     * --events names it */
 	int per_thread; /* knows --per-thread */
 	unsigned reads; /* NSK_VIEW_READS_*: the large event tables it needs
 			 * (the others are not loaded for it) */

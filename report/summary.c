@@ -58,6 +58,29 @@ void nsk_report__note(struct nsk_report *rep, const char *fmt, ...)
 	va_end(ap);
 }
 
+void nsk_report__signal_note(struct nsk_report *rep, const char *signal)
+{
+	char *sql;
+	int64_t lists, has;
+
+	if (!signal)
+		return;
+	lists = query_int(rep, "SELECT count(*) FROM meta WHERE key = 'events'");
+	/* a directory of segments has a list per segment: any one will do */
+	sql = sqlite3_mprintf("SELECT CAST(total(',' || value || ',' LIKE "
+			      "'%%,%q,%%') AS INTEGER) FROM meta WHERE key = "
+			      "'events'", signal);
+	if (!sql)
+		return;
+	has = query_int(rep, sql);
+	sqlite3_free(sql);
+	if (lists && !has)
+		nsk_report__note(rep, "no %s signal in this recording: record "
+				 "it with -e %s%s", signal, signal,
+				 !strcmp(signal, "syscall") ? " (not in the "
+				 "default set: docs/syscall.md)" : "");
+}
+
 int64_t nsk_report__info(struct nsk_report *rep, const char *key)
 {
 	char *sql = sqlite3_mprintf("SELECT value FROM recording WHERE key = %Q",

@@ -425,6 +425,7 @@ static int run_memory_time(struct nsk_report *rep, const struct nsk_view *v)
 
 const struct nsk_view nsk_view_alloc_site = {
 	.name = "alloc-site",
+	.signal = "alloc",
 	.help = "allocations per call site: count, bytes, frees, live at the "
 		"end, live at their process's exit, peak live (--folded: "
 		"allocated bytes)",
@@ -437,6 +438,7 @@ const struct nsk_view nsk_view_alloc_site = {
 
 const struct nsk_view nsk_view_alloc_leaks = {
 	.name = "leaks",
+	.signal = "alloc",
 	.help = "memory never freed, by process and call site: live at the "
 		"end or at its process's exit (--folded: those bytes)",
 	.run = run_leaks,
@@ -448,6 +450,7 @@ const struct nsk_view nsk_view_alloc_leaks = {
 
 const struct nsk_view nsk_view_alloc_memory_time = {
 	.name = "memory-time",
+	.signal = "alloc",
 	.help = "live heap bytes over time in 20 intervals, with the site "
 		"holding the most",
 	.run = run_memory_time,

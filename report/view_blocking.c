@@ -296,6 +296,7 @@ static int run_blocking(struct nsk_report *rep, const struct nsk_view *v)
 
 const struct nsk_view nsk_view_blocking = {
 	.name = "blocking",
+	.signal = "offcpu",
 	.help = "off-CPU time by reason (lock, disk, process, network, sleep, "
 		"poll, runqueue, page-fault) and code path, with wakers; "
 		"--per-thread: each thread's wall time split by reason",

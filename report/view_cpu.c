@@ -104,6 +104,7 @@ static int run_process(struct nsk_report *rep, const struct nsk_view *v)
 
 const struct nsk_view nsk_view_cpu_function = {
 	.name = "function",
+	.signal = "cpu",
 	.help = "CPU samples per function: self, total (on the stack)",
 	.run = nsk_stacks__by_function,
 	.weights = CPU_WEIGHTS,
@@ -113,6 +114,7 @@ const struct nsk_view nsk_view_cpu_function = {
 
 const struct nsk_view nsk_view_cpu_stack = {
 	.name = "stack",
+	.signal = "cpu",
 	.help = "CPU samples per call path",
 	.run = nsk_stacks__by_stack,
 	.weights = CPU_WEIGHTS,
@@ -122,6 +124,7 @@ const struct nsk_view nsk_view_cpu_stack = {
 
 const struct nsk_view nsk_view_cpu_process = {
 	.name = "process",
+	.signal = "cpu",
 	.help = "CPU samples per process, with the function it ran most",
 	.run = run_process,
 	.weights = CPU_WEIGHTS,
@@ -131,6 +134,7 @@ const struct nsk_view nsk_view_cpu_process = {
 
 const struct nsk_view nsk_view_cpu_thread = {
 	.name = "thread",
+	.signal = "cpu",
 	.help = "CPU samples per process and thread",
 	.run = run_thread,
 	.weights = CPU_WEIGHTS,

@@ -198,6 +198,7 @@ static int run_retransmit(struct nsk_report *rep, const struct nsk_view *v)
 
 const struct nsk_view nsk_view_net_retransmit = {
 	.name = "retransmit",
+	.signal = "net",
 	.help = "TCP retransmits per connection, with the time its process "
 		"waited on them and the code that waited",
 	.run = run_retransmit,

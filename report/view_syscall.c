@@ -226,6 +226,7 @@ static int run_slow(struct nsk_report *rep, const struct nsk_view *v)
 
 const struct nsk_view nsk_view_syscall = {
 	.name = "syscall",
+	.signal = "syscall",
 	.help = "syscalls: count, errors, total/p50/p99/max latency, the "
 		"path with the most time",
 	.run = run_syscall,
@@ -236,6 +237,7 @@ const struct nsk_view nsk_view_syscall = {
 
 const struct nsk_view nsk_view_syscall_thread = {
 	.name = "syscall-thread",
+	.signal = "syscall",
 	.help = "syscalls per thread: count, errors, latency, top path",
 	.run = run_thread,
 	.weights = SC_WEIGHTS,
@@ -245,6 +247,7 @@ const struct nsk_view nsk_view_syscall_thread = {
 
 const struct nsk_view nsk_view_syscall_path = {
 	.name = "syscall-path",
+	.signal = "syscall",
 	.help = "syscall time per calling code path",
 	.run = run_path,
 	.weights = SC_WEIGHTS,
@@ -254,6 +257,7 @@ const struct nsk_view nsk_view_syscall_path = {
 
 const struct nsk_view nsk_view_syscall_slow = {
 	.name = "syscall-slow",
+	.signal = "syscall",
 	.help = "syscalls slower than --slow-syscall, with file/socket and stack",
 	.run = run_slow,
 	.weights = SC_WEIGHTS,

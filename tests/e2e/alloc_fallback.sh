@@ -4,7 +4,7 @@
 # A statically linked program cannot load the sampler: the recorder says so
 # once and probes its allocator with uprobes, with the same exact answers.
 # A #! script that starts two copies of alloc_sites (one in the background),
-# recorded with every signal: the sampler passes from the shell to both
+# recorded with every signal (-e all): the sampler passes from the shell to both
 # children through the environment, and each child's allocations are its
 # own (site_leak holds 10000 * scale bytes, scales 20 and 10).  A process in
 # a mount namespace where the library's path is hidden gets uprobes.
@@ -36,7 +36,7 @@ cat >"$TMPD/wrap.sh" <<EOS
 wait
 EOS
 chmod +x "$TMPD/wrap.sh"
-"$NUSKU" record -q --alloc-sample 1 -o "$TMPD/sh.nsk" -- "$TMPD/wrap.sh" >/dev/null 2>"$TMPD/sh.err" ||
+"$NUSKU" record -q -e all --alloc-sample 1 -o "$TMPD/sh.nsk" -- "$TMPD/wrap.sh" >/dev/null 2>"$TMPD/sh.err" ||
 	fail "record of a #! script exited $?: $(cat "$TMPD/sh.err")"
 dump "$TMPD/sh.nsk" "$TMPD/sh.dump"
 grep -q '^meta alloc.mode sampler' "$TMPD/sh.dump" || fail "the script was not recorded through the sampler"

@@ -60,7 +60,7 @@ grep -q 'malloc <- churn_alloc <- main' "$TMPD/stack.csv" ||
 echo "ok: stacks inside malloc keep their caller"
 
 # a launched CPU-bound program with every signal: the same header lines
-"$NUSKU" record -q -o "$out" -- "$WORKLOADS/cpu_hot" 1 >/dev/null || fail "record exited $?"
+"$NUSKU" record -q -e all -o "$out" -- "$WORKLOADS/cpu_hot" 1 >/dev/null || fail "record exited $?"
 "$NUSKU" report "$out" >"$TMPD/text" 2>/dev/null || fail "report exited $?"
 grep -q "^# nusku's own probes: [0-9.]*% of CPU samples" "$TMPD/text" ||
 	fail "no share line for cpu_hot"
