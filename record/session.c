@@ -32,6 +32,7 @@
 #include "config.h"
 #include "record/stacks/intern.h"
 #include "record/stacks/kallsyms.h"
+#include "record/fdtable.h"
 #include "record/heap.h"
 #include "record/caps.h"
 #include "record/hurry.h"
@@ -915,6 +916,7 @@ int nsk_record__run(const struct nsk_record_opts *opts, char *const *cmdline,
 	s->launched = !opts->pid && !opts->all;
 	s->status_tty = !opts->quiet && isatty(STDERR_FILENO);
 	libbpf_set_print(libbpf_quiet);
+	nsk_fdtable__reserve(); /* while this is the only thread */
 	nsk_heap__bound();
 	nsk_hurry__arm(); /* the session's thread */
 	set_signals();
