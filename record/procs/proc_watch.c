@@ -44,6 +44,20 @@ struct due {
 	uint64_t at;
 };
 
+/* Files held once, by device and inode, for the recording: a build maps the
+ * same cc1, as, libc and ld.so in every process, and opening
+ * /proc/PID/map_files/... (a path walk with a ptrace check) for each
+ * mapping was most of the watcher's work.  A mapping of a file held here
+ * gets a duplicate of its descriptor: the same file, whatever became of
+ * its path. */
+#define HELD_FILES 256
+
+struct held_file {
+	uint64_t ino;
+	uint32_t maj, min;
+	int fd; /* 0: an empty slot (fd 0 is never one of ours) */
+};
+
 struct nsk_proc_watch {
 	pthread_mutex_t lock;
 	pthread_t thread;
@@ -59,6 +73,8 @@ struct nsk_proc_watch {
 	struct nsk_followed followed; /* whose records are kept */
 	struct nsk_proc_item *pending; /* not known to be followed yet (drain) */
 	size_t npending;
+	struct held_file files[HELD_FILES]; /* open addressing by identity */
+	size_t nfiles;
 };
 
 static void push(struct nsk_proc_watch *w, struct nsk_proc_item *it)
@@ -189,11 +205,55 @@ static struct nsk_proc_item *item_of(const struct nsk_mmap_ev *ev)
 	return it;
 }
 
+/* The slot of a file's identity in w->files: its own, or the empty one
+ * where it would go; NULL when the table is full and it is not there. */
+static struct held_file *held_slot(struct nsk_proc_watch *w, const struct nsk_mmap_ev *ev)
+{
+	uint64_t h = (ev->ino ^ ((uint64_t)ev->maj << 40) ^ ((uint64_t)ev->min << 20)) *
+		     0x9e3779b97f4a7c15ULL;
+
+	for (size_t i = 0, at = h >> 56; i < HELD_FILES; i++, at = (at + 1) % HELD_FILES) {
+		struct held_file *f = &w->files[at];
+
+		if (!f->fd || (f->ino == ev->ino && f->maj == ev->maj && f->min == ev->min))
+			return f;
+	}
+	return NULL;
+}
+
+/* The file of a mapping, held: a duplicate of the descriptor kept for its
+ * identity, else opened through the mapping (and kept, while there is
+ * room; a quarter is left free so a look stays short). */
+static int hold(struct nsk_proc_watch *w, const struct nsk_mmap_ev *ev)
+{
+	struct held_file *f = ev->path[0] == '/' ? held_slot(w, ev) : NULL;
+	int fd;
+
+	if (f && f->fd) {
+		if (__atomic_load_n(&held, __ATOMIC_RELAXED) >= MAX_HELD)
+			return -1;
+		fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+		if (fd >= 0)
+			__atomic_add_fetch(&held, 1, __ATOMIC_RELAXED);
+		return fd;
+	}
+	fd = hold_file(ev);
+	if (fd >= 0 && f && w->nfiles < HELD_FILES / 4 * 3) {
+		int keep = fcntl(fd, F_DUPFD_CLOEXEC, 1);
+
+		if (keep > 0) {
+			*f = (struct held_file){ ev->ino, ev->maj, ev->min, keep };
+			w->nfiles++;
+		}
+	}
+	return fd;
+}
+
 /* A record taken: its file held while the process may still live. */
 static void take(struct nsk_proc_watch *w, struct nsk_proc_item *it)
 {
 	if (it->kind == NSK_PROC_ITEM_MAP)
-		it->map_fd = hold_file(&it->map);
+		it->map_fd = hold(w, &it->map);
 	push(w, it);
 }
 
@@ -459,6 +519,9 @@ void nsk_proc_watch__free(struct nsk_proc_watch *w)
 		nsk_proc_item__free(w->pending);
 		w->pending = next;
 	}
+	for (size_t i = 0; i < HELD_FILES; i++)
+		if (w->files[i].fd > 0)
+			close(w->files[i].fd);
 	nsk_followed__free(&w->followed);
 	nsk_ringbuf__free(w->rb);
 	nsk_mmap_events__free(w->mev);
