@@ -8,19 +8,22 @@
  * wakes the recorder: its watcher then holds the new program's file while
  * the process lives (a program gone a millisecond later, its binary
  * deleted or in a mount namespace of its own, is still read); the kernel
- * has written the file's mapping record by then.  Forks, exits and
- * renames do not, unless the recorder asks (prompt): a wakeup is an
- * interrupt to another CPU, paid by the process, and a fork and exec of
- * /bin/true paid about 160 us for the three it made on this VM.  Prompt is
- * for what must act before a new process can run far: maps read from
- * /proc (no mapping records), allocator uprobes for a process the sampler
- * cannot reach.  It is on from the start for now: with the exec's wakeup
- * alone, CI's sanitizer build named 1,856 of 1,920 allocations of
- * short_lived.sh's deleted copies (the watcher, slower there, woke after
- * some of them ended); the watcher must be awake sooner before it can be
- * off.  (The mapping records themselves wake the watcher only
- * when their buffer is half full: perf wakes for side-band records at its
- * watermark, not per record.)
+ * has written the file's mapping record by then.  A fork does too unless
+ * the recorder says it need not (prompt): a wakeup is an interrupt to
+ * another CPU, paid by the process, and a fork and exec of /bin/true paid
+ * about 160 us for the three it made on this VM.  Prompt is for what must
+ * act before a new process can run far: maps read from /proc (no mapping
+ * records), allocator uprobes for a process the sampler cannot reach, and
+ * the watcher's head start on an exec: with the exec's wakeup alone, CI's
+ * sanitizer build named 1,856 of 1,920 allocations of short_lived.sh's
+ * deleted copies (the watcher, slower there, woke after some of them
+ * ended).  Exits and renames never wake it: nothing is late for them
+ * (a rename comes with an exec, which wakes it; an exit only ends what
+ * was recorded), and the two wakeups cost a fork and exec of /bin/true
+ * ~80 us of its ~830 under the default signals here.  (The mapping
+ * records themselves wake the watcher only when their buffer is half
+ * full: perf wakes for side-band records at its watermark, not per
+ * record.)
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -33,7 +36,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 inherit = 1;
-__u32 prompt = 1; /* every event wakes the recorder: see above (nsk_proc__prompt) */
+__u32 prompt = 1; /* a fork wakes the recorder: see above (nsk_proc__prompt) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -140,7 +143,7 @@ int BPF_PROG(nsk_proc_exit, struct task_struct *p)
 	e->exit_code = BPF_CORE_READ(p, exit_code);
 	e->flags = live == 0 ? NSK_EV_PROC_GROUP_DEAD : 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
-	bpf_ringbuf_submit(e, prompt ? 0 : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
@@ -158,6 +161,6 @@ int BPF_PROG(nsk_proc_rename, struct task_struct *task, const char *comm)
 	e->pid = tgid;
 	e->tid = BPF_CORE_READ(task, pid);
 	bpf_probe_read_kernel_str(&e->comm, sizeof(e->comm), comm);
-	bpf_ringbuf_submit(e, prompt ? 0 : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
