@@ -8,10 +8,10 @@
 # For each program two figures, as ratios of the bare run: the program's
 # own run time (bench/timed, from just before its exec to its exit, so a
 # tool's start-up and shut-down are not in it) and the whole command's wall
-# time (what a user waits for).  Then two figures of the allocation signal
-# alone: what an unrelated process pays while a recording runs (its own
-# loop time, with and without), and exact mode's cost per malloc/free
-# pair against heaptrack's.
+# time (what a user waits for).  Then what an unrelated process pays while
+# a recording runs: an allocation loop's time, and a getpid loop's per call
+# beside the default and beside -e all (the syscall signal, not a default);
+# and exact mode's cost per malloc/free pair against heaptrack's.
 #
 # Environment: RUNS (default 3), ROWS (the CTE's rows, default 1500000).
 set -eu
@@ -124,6 +124,33 @@ for i in $(seq "$RUNS"); do
 done
 a=$(echo $alone | tr ' ' '\n' | median); b=$(echo $beside | tr ' ' '\n' | median)
 echo "unrelated alloc_churn 2000000 while nusku records sleep: $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f ms alone, %.1f ms beside: %.2fx", a / 1e3, b / 1e3, b / a }')"
+
+# ---- an unrelated process's syscalls while a recording runs ----------------------
+# The default set has no syscall tracepoint (docs/syscall.md): a getpid loop of
+# another process pays nothing; -e all puts every task on the slow path.
+SC_LOOP=$B/bench/sc_loop
+if [ -x "$SC_LOOP" ]; then
+	ns() { sed -n 's/^ns_per_call \([0-9.]*\).*/\1/p'; }
+	sa= sd= se=
+	for i in $(seq "$RUNS"); do
+		sa="$sa $("$SC_LOOP" 1000000 | ns)"
+		"$NUSKU" record -q -o "$T/idle.nsk" -- sleep 3 &
+		rec=$!
+		sleep 1
+		sd="$sd $("$SC_LOOP" 1000000 | ns)"
+		wait $rec || true
+		"$NUSKU" record -q -e all -o "$T/idle.nsk" -- sleep 3 2>/dev/null &
+		rec=$!
+		sleep 1
+		se="$se $("$SC_LOOP" 1000000 | ns)"
+		wait $rec || true
+	done
+	a=$(echo $sa | tr ' ' '\n' | median); d=$(echo $sd | tr ' ' '\n' | median); e=$(echo $se | tr ' ' '\n' | median)
+	echo "unrelated getpid loop while nusku records sleep: $(awk -v a="$a" -v d="$d" -v e="$e" 'BEGIN {
+		printf "%.1f ns a call alone, %.1f beside the default (%.2fx), %.1f beside -e all (%.2fx)", a, d, d / a, e, e / a }')"
+else
+	echo "default.sh: no $SC_LOOP (make bench/sc_loop): the unrelated syscall loop is skipped" >&2
+fi
 
 # ---- exact mode, per malloc/free pair ------------------------------------------
 n=200000

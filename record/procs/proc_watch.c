@@ -45,11 +45,12 @@ struct due {
 };
 
 /* Files held once, by device and inode, for the recording: a build maps the
- * same cc1, as, libc and ld.so in every process, and opening
- * /proc/PID/map_files/... (a path walk with a ptrace check) for each
- * mapping was most of the watcher's work.  A mapping of a file held here
- * gets a duplicate of its descriptor: the same file, whatever became of
- * its path. */
+ * same cc1, as, libc and ld.so in every process, and each open of
+ * /proc/PID/map_files/... is a path walk with a ptrace check that waits on
+ * the process's mmap lock while it is mid-exec.  A mapping of a file held
+ * here gets a duplicate of its descriptor: the same file (held open, its
+ * inode cannot be another's), whatever became of its path.  A fork and
+ * exec of /bin/true under the default signals: ~11 us less of ~850. */
 #define HELD_FILES 256
 
 struct held_file {
@@ -212,7 +213,8 @@ static struct held_file *held_slot(struct nsk_proc_watch *w, const struct nsk_mm
 	uint64_t h = (ev->ino ^ ((uint64_t)ev->maj << 40) ^ ((uint64_t)ev->min << 20)) *
 		     0x9e3779b97f4a7c15ULL;
 
-	for (size_t i = 0, at = h >> 56; i < HELD_FILES; i++, at = (at + 1) % HELD_FILES) {
+	for (size_t i = 0, at = (h >> 32) % HELD_FILES; i < HELD_FILES;
+	     i++, at = (at + 1) % HELD_FILES) {
 		struct held_file *f = &w->files[at];
 
 		if (!f->fd || (f->ino == ev->ino && f->maj == ev->maj && f->min == ev->min))
