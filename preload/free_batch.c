@@ -6,12 +6,10 @@
 #include <sys/syscall.h>
 
 #include "preload/free_batch.h"
+#include "preload/probes.h"
 
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
-/* The probe point, in sampler.c. */
-__attribute__((visibility("protected"))) void nusku_sampler_free(uint64_t addr, uint64_t fn,
-								  uint64_t size);
 
 static struct nsk_sampler_batch batch;
 static int lock;     /* 1 while a thread holds the batch */
@@ -63,16 +61,39 @@ static void unhold(void)
 	__atomic_store_n(&tl_holding, 0, __ATOMIC_RELAXED);
 }
 
+/* A process made by a raw clone (no fork handlers run) finds the batch as
+ * its parent left it: the parent's frees, its owner, perhaps its lock.
+ * The probes' page tells (preload/probes.h); the child, one thread,
+ * starts the batch anew before it first uses it. */
+static void restart_in_child(void)
+{
+	batch.n = 0;
+	batch.dropped = 0;
+	owner = (pid_t)syscall(SYS_getpid);
+	tl_tid = 0;
+	tl_fork_held = 0;
+	__atomic_store_n(&tl_holding, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+	nsk_probes__claim_batch();
+}
+
+static inline void own_batch(void)
+{
+	if (__builtin_expect(!nsk_probes__batch_mine(), 0))
+		restart_in_child();
+}
+
 /* Told by itself, the lock held: the probe reads it in the trap. */
 static void tell(void)
 {
-	nusku_sampler_free((uintptr_t)&batch, NSK_SAMPLER_FN_BATCH, 0);
+	nsk_probe__free((uintptr_t)&batch, NSK_SAMPLER_FN_BATCH, 0);
 	batch.n = 0;
 	batch.dropped = 0;
 }
 
 struct nsk_sampler_batch *nsk_free_batch__take(void)
 {
+	own_batch();
 	return hold() ? &batch : NULL;
 }
 
@@ -90,6 +111,7 @@ int nsk_free_batch__add(uint64_t addr, uint32_t fn, uint64_t size)
 	struct nsk_sampler_freed *f;
 	uint64_t t;
 
+	own_batch();
 	if (__atomic_load_n(&final, __ATOMIC_ACQUIRE) || !hold())
 		return -1;
 	if (!tl_tid)
@@ -110,6 +132,7 @@ int nsk_free_batch__add(uint64_t addr, uint32_t fn, uint64_t size)
 
 void nsk_free_batch__drop(void)
 {
+	own_batch();
 	if (!hold())
 		return; /* inside the sampler already: the count is lost */
 	batch.dropped++;
@@ -123,6 +146,7 @@ void nsk_free_batch__start(void)
 
 void nsk_free_batch__final(void)
 {
+	own_batch();
 	if (owner != (pid_t)syscall(SYS_getpid) || !hold())
 		return; /* a vfork child, or this thread is inside already */
 	__atomic_store_n(&final, 1, __ATOMIC_RELEASE);
@@ -149,5 +173,6 @@ void nsk_free_batch__after_fork_child(void)
 	owner = (pid_t)syscall(SYS_getpid);
 	tl_tid = 0;
 	tl_fork_held = 0;
+	nsk_probes__claim_batch();
 	unhold();
 }

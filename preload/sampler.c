@@ -9,7 +9,7 @@
  * process of mean interval R over the allocated bytes, and recorded with
  * the weight S / (1 - exp(-S/R)), so totals stay unbiased.  Only sampled
  * allocations, the frees of sampled blocks and failed calls reach the
- * probe points (nusku/events/sampler.h), whose uprobes exist only while a
+ * probe points (preload/probes.h, nusku/events/sampler.h), whose uprobes exist only while a
  * recording runs and whose breakpoints only processes that load this
  * library can meet; the frees wait in a batch for the next trap
  * (preload/free_batch.c).  An unsampled malloc costs a thread-local
@@ -40,6 +40,7 @@
 #include "nusku/events/sampler.h"
 #include "nusku/names.h"
 #include "preload/free_batch.h"
+#include "preload/probes.h"
 #include "preload/sampling_math.h"
 #include "preload/sampled_set.h"
 
@@ -50,30 +51,6 @@ EXPORT void *memalign(size_t align, size_t size);
 EXPORT void *pvalloc(size_t size);
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 #define unlikely(x) __builtin_expect(!!(x), 0)
-
-/* The probe points: an instruction the kernel emulates in the uprobe trap
- * (no single-step out of line), and a return.  Not the 5-byte nop that
- * kernels 6.16+ turn into a call to a trampoline page: on 6.18 a forked
- * child does not inherit that page and dies at its next sampled call
- * (SIGSEGV at the page's address, seen with dash).  Protected: calls from
- * here bind locally, without a PLT stub, and the symbols stay in .dynsym
- * for the recorder. */
-#if defined(__x86_64__)
-#define PROBE_NOP "push %rbp\npop %rbp\n"
-#else
-#define PROBE_NOP "nop\n"
-#endif
-#define PROBE_POINT(name)                                   \
-	".globl " name "\n.protected " name "\n"              \
-	".type " name ", @function\n" name ":\n" PROBE_NOP "ret\n" \
-	".size " name ", . - " name "\n"
-__asm__(".text\n" PROBE_POINT(NSK_SAMPLER_ALLOC_SYM) PROBE_POINT(NSK_SAMPLER_FREE_SYM));
-
-__attribute__((visibility("protected"))) void
-nusku_sampler_alloc(uint64_t addr, uint64_t size, uint64_t weight, uint64_t fn,
-		    uint64_t frame, uint64_t batch);
-__attribute__((visibility("protected"))) void nusku_sampler_free(uint64_t addr, uint64_t fn,
-								  uint64_t size);
 
 struct next_allocator {
 	void *(*malloc)(size_t);
@@ -284,7 +261,7 @@ static void tell_alloc(void *p, size_t size, uint64_t w, uint32_t fn, void *fram
 {
 	struct nsk_sampler_batch *b = nsk_free_batch__take();
 
-	nusku_sampler_alloc((uintptr_t)p, size, w, fn, (uintptr_t)frame, (uintptr_t)b);
+	nsk_probe__alloc((uintptr_t)p, size, w, fn, (uintptr_t)frame, (uintptr_t)b);
 	nsk_free_batch__told(b);
 }
 
@@ -342,7 +319,7 @@ static inline void released(void *p, uint32_t fn)
 			  nsk_sampled_set__may_hold((uintptr_t)p) &&
 			  nsk_sampled_set__remove((uintptr_t)p)))
 		if (nsk_free_batch__add((uintptr_t)p, fn, 0))
-			nusku_sampler_free((uintptr_t)p, fn, 0);
+			nsk_probe__free((uintptr_t)p, fn, 0);
 }
 
 static size_t mul_sat(size_t a, size_t b)
@@ -555,7 +532,7 @@ EXPORT int munmap(void *addr, size_t len)
 		return (int)syscall(SYS_munmap, addr, len);
 	rc = next.munmap(addr, len);
 	if (rate && !rc && !tl_inside)
-		nusku_sampler_free((uintptr_t)addr, NSK_ALLOC_MUNMAP, len);
+		nsk_probe__free((uintptr_t)addr, NSK_ALLOC_MUNMAP, len);
 	return rc;
 }
 
@@ -572,7 +549,7 @@ EXPORT int mprotect(void *addr, size_t len, int prot)
 	if (!rate || rc || tl_inside)
 		return rc;
 	if (!prot)
-		nusku_sampler_free((uintptr_t)addr, NSK_ALLOC_MPROTECT, len);
+		nsk_probe__free((uintptr_t)addr, NSK_ALLOC_MPROTECT, len);
 	else if (prot & PROT_WRITE)
 		map_made(addr, len, NSK_ALLOC_MPROTECT, __builtin_frame_address(0));
 	return rc;
@@ -585,7 +562,7 @@ static void break_moved(char *from, char *to, void *frame)
 	if (to > from)
 		map_made(from, (size_t)(to - from), NSK_ALLOC_BRK, frame);
 	else if (to < from && !tl_inside)
-		nusku_sampler_free((uintptr_t)to, NSK_ALLOC_BRK, (size_t)(from - to));
+		nsk_probe__free((uintptr_t)to, NSK_ALLOC_BRK, (size_t)(from - to));
 }
 
 EXPORT void *sbrk(intptr_t incr)
@@ -749,6 +726,7 @@ static void child_after_fork(void)
 __attribute__((constructor)) static void sampler_start(void)
 {
 	if (init() && rate) {
+		nsk_probes__start();
 		nsk_free_batch__start();
 		pthread_atfork(nsk_free_batch__before_fork, nsk_free_batch__after_fork_parent,
 			       child_after_fork);

@@ -100,7 +100,7 @@ struct alloc_state {
 	struct nsk_alloc_sampler_memo judged; /* the programs checked */
 	/* the sampler's probe points: one uprobe_multi link, or two links
 	 * where the kernel has no uprobe_multi */
-	struct bpf_link *sampler_links[2];
+	struct bpf_link *sampler_links[4];
 	int sampler_fd; /* ... or the uprobe_multi link's fd, -1 */
 	int multi; /* uprobe_multi links */
 	uint32_t root;	      /* the launched child */
@@ -672,6 +672,18 @@ static void say_fallback(struct alloc_state *st, const char *exe, uint32_t pid,
 			"uprobes on its allocator, a trap per call\n", exe, why);
 }
 
+/* The library's probe points (nusku/events/sampler.h): a fast pair and a
+ * trap pair, for forked processes; one program behind all four, told
+ * allocation from free by the cookie. */
+static const char *const probe_syms[4] = {
+	NSK_SAMPLER_ALLOC_SYM, NSK_SAMPLER_FREE_SYM,
+	NSK_SAMPLER_ALLOC_TRAP_SYM, NSK_SAMPLER_FREE_TRAP_SYM,
+};
+static const uint64_t probe_cookies[4] = {
+	NSK_ALLOC_COOKIE_SAMPLER_ALLOC, NSK_ALLOC_COOKIE_SAMPLER_FREE,
+	NSK_ALLOC_COOKIE_SAMPLER_ALLOC, NSK_ALLOC_COOKIE_SAMPLER_FREE,
+};
+
 /* Launched programs get the sampler when it is there and the program can
  * load it: its probe points are attached to the library (only processes
  * that load it can meet them) and the program's environment preloads it.
@@ -692,28 +704,21 @@ static int sampler_start(struct alloc_state *st, const char *program,
 		return 0;
 	}
 	if (st->multi) {
-		/* one link: taking it away costs one grace period, not two */
-		const char *syms[2] = { NSK_SAMPLER_ALLOC_SYM, NSK_SAMPLER_FREE_SYM };
-		const uint64_t cookies[2] = { NSK_ALLOC_COOKIE_SAMPLER_ALLOC,
-					      NSK_ALLOC_COOKIE_SAMPLER_FREE };
-
+		/* one link: taking it away costs one grace period, not four */
 		st->sampler_fd = nsk_alloc_attach__multi_syms(st->skel->progs.sampler_probe,
-							      st->sampler_lib, syms,
-							      cookies, 2);
+							      st->sampler_lib, probe_syms,
+							      probe_cookies, 4);
 		if (st->sampler_fd < 0)
 			return st->sampler_fd;
 	} else {
-		uo.func_name = NSK_SAMPLER_ALLOC_SYM;
-		uo.bpf_cookie = NSK_ALLOC_COOKIE_SAMPLER_ALLOC;
-		st->sampler_links[0] = bpf_program__attach_uprobe_opts(
-			st->skel->progs.sampler_probe, -1, st->sampler_lib, 0, &uo);
-		uo.func_name = NSK_SAMPLER_FREE_SYM;
-		uo.bpf_cookie = NSK_ALLOC_COOKIE_SAMPLER_FREE;
-		st->sampler_links[1] = st->sampler_links[0] ?
-			bpf_program__attach_uprobe_opts(st->skel->progs.sampler_probe, -1,
-							st->sampler_lib, 0, &uo) : NULL;
-		if (!st->sampler_links[1])
-			return -errno;
+		for (int i = 0; i < 4; i++) {
+			uo.func_name = probe_syms[i];
+			uo.bpf_cookie = probe_cookies[i];
+			st->sampler_links[i] = bpf_program__attach_uprobe_opts(
+				st->skel->progs.sampler_probe, -1, st->sampler_lib, 0, &uo);
+			if (!st->sampler_links[i])
+				return -errno;
+		}
 	}
 	/* first, so that RTLD_NEXT finds a preloaded allocator after it */
 	if (asprintf(&preload, "%s%s%s", st->sampler_lib, old && *old ? ":" : "",
@@ -734,8 +739,8 @@ static void alloc_stop(void *state)
 
 	if (!st)
 		return;
-	bpf_link__destroy(st->sampler_links[0]);
-	bpf_link__destroy(st->sampler_links[1]);
+	for (int i = 0; i < 4; i++)
+		bpf_link__destroy(st->sampler_links[i]);
 	if (st->sampler_fd >= 0)
 		close(st->sampler_fd);
 	nsk_alloc_attach__free(st->attach);

@@ -53,6 +53,11 @@
 #define NSK_SAMPLER_LIB "libnusku_alloc.so"
 #define NSK_SAMPLER_ALLOC_SYM "nusku_sampler_alloc"
 #define NSK_SAMPLER_FREE_SYM "nusku_sampler_free"
+/* The same two calls, with a first instruction that always traps: what a
+ * forked process calls (preload/probes.h).  The recorder attaches its
+ * program to all four. */
+#define NSK_SAMPLER_ALLOC_TRAP_SYM "nusku_sampler_alloc_trap"
+#define NSK_SAMPLER_FREE_TRAP_SYM "nusku_sampler_free_trap"
 
 /* Environment the recorder gives a launched program. */
 #define NSK_SAMPLER_ENV_RATE "NUSKU_ALLOC_SAMPLE" /* mean bytes; 1: every call */
