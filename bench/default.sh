@@ -112,20 +112,26 @@ for p in $programs; do
 done
 
 # ---- an unrelated process while a recording runs --------------------------------
-loop_us() { sed -n 's/^alloc_churn: .* pairs in \([0-9]*\) us.*/\1/p'; }
-alone= beside=
-for i in $(seq "$RUNS"); do
-	alone="$alone $("$CHURN" 2000000 | loop_us)"
-	"$NUSKU" record -q -o "$T/idle.nsk" -- sleep 3 &
+# beside EVENTS CMD...: CMD's output while nusku records sleep with EVENTS
+# ("" for the default set); the recording is a second old when CMD starts
+beside() {
+	ev=$1
+	shift
+	"$NUSKU" record -q ${ev:+-e "$ev"} -o "$T/idle.nsk" -- sleep 3 2>/dev/null &
 	rec=$!
 	sleep 1
-	beside="$beside $("$CHURN" 2000000 | loop_us)"
+	"$@"
 	wait $rec || true
+}
+loop_us() { sed -n 's/^alloc_churn: .* pairs in \([0-9]*\) us.*/\1/p'; }
+alone= by=
+for i in $(seq "$RUNS"); do
+	alone="$alone $("$CHURN" 2000000 | loop_us)"
+	by="$by $(beside "" "$CHURN" 2000000 | loop_us)"
 done
-a=$(echo $alone | tr ' ' '\n' | median); b=$(echo $beside | tr ' ' '\n' | median)
+a=$(echo $alone | tr ' ' '\n' | median); b=$(echo $by | tr ' ' '\n' | median)
 echo "unrelated alloc_churn 2000000 while nusku records sleep: $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f ms alone, %.1f ms beside: %.2fx", a / 1e3, b / 1e3, b / a }')"
 
-# ---- an unrelated process's syscalls while a recording runs ----------------------
 # The default set has no syscall tracepoint (docs/syscall.md): a getpid loop of
 # another process pays nothing; -e all puts every task on the slow path.
 SC_LOOP=$B/bench/sc_loop
@@ -134,16 +140,8 @@ if [ -x "$SC_LOOP" ]; then
 	sa= sd= se=
 	for i in $(seq "$RUNS"); do
 		sa="$sa $("$SC_LOOP" 1000000 | ns)"
-		"$NUSKU" record -q -o "$T/idle.nsk" -- sleep 3 &
-		rec=$!
-		sleep 1
-		sd="$sd $("$SC_LOOP" 1000000 | ns)"
-		wait $rec || true
-		"$NUSKU" record -q -e all -o "$T/idle.nsk" -- sleep 3 2>/dev/null &
-		rec=$!
-		sleep 1
-		se="$se $("$SC_LOOP" 1000000 | ns)"
-		wait $rec || true
+		sd="$sd $(beside "" "$SC_LOOP" 1000000 | ns)"
+		se="$se $(beside all "$SC_LOOP" 1000000 | ns)"
 	done
 	a=$(echo $sa | tr ' ' '\n' | median); d=$(echo $sd | tr ' ' '\n' | median); e=$(echo $se | tr ' ' '\n' | median)
 	echo "unrelated getpid loop while nusku records sleep: $(awk -v a="$a" -v d="$d" -v e="$e" 'BEGIN {
