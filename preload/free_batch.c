@@ -10,7 +10,6 @@
 
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
-
 static struct nsk_sampler_batch batch;
 static int lock;     /* 1 while a thread holds the batch */
 static int final;    /* the process is ending: no batching */

@@ -9,10 +9,10 @@
  * process of mean interval R over the allocated bytes, and recorded with
  * the weight S / (1 - exp(-S/R)), so totals stay unbiased.  Only sampled
  * allocations, the frees of sampled blocks and failed calls reach the
- * probe points (preload/probes.h, nusku/events/sampler.h), whose uprobes exist only while a
- * recording runs and whose breakpoints only processes that load this
- * library can meet; the frees wait in a batch for the next trap
- * (preload/free_batch.c).  An unsampled malloc costs a thread-local
+ * probe points (preload/probes.h, nusku/events/sampler.h), whose uprobes
+ * exist only while a recording runs and whose breakpoints only processes
+ * that load this library can meet; the frees wait in a batch for the
+ * next sampled allocation (preload/free_batch.c).  An unsampled malloc costs a thread-local
  * subtraction; an unsampled free a look at a 16 KiB filter
  * (preload/sampled_set.c).
  *
