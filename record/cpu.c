@@ -87,7 +87,8 @@ static int on_sample(void *ctx, void *data, size_t size)
 	if (e->xol && e->nuret && restore_returns(e, uips, bytes, st->copy))
 		bytes = st->copy;
 	if (nsk_session__own_sample(st->s, (const uint64_t *)e->ips, e->nkernel,
-				    e->nuser ? uips[0] : e->ustack.ip, e->xol))
+				    e->nuser ? uips[0] : e->ustack.ip, e->xol) ||
+	    nsk_session__launcher_sample(st->s, e->pid, e->time))
 		flags |= NSK_STACK_OWN;
 	rec.sample.time = e->time;
 	rec.sample.pid = e->pid;

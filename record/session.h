@@ -142,6 +142,11 @@ uint64_t nsk_session__stack_at(struct nsk_session *s, uint32_t pid,
 
 struct nsk_ev_ustack;
 
+/* Whether a sample of process pid at time is the launched child's before
+ * its exec: the launcher, our code (closing descriptors, the PATH search),
+ * not the program's. */
+int nsk_session__launcher_sample(struct nsk_session *s, uint32_t pid, uint64_t time);
+
 /* Whether a sample was taken inside Nusku's own probes (record/own.h):
  * a kernel frame in a probe program's image (ours, or another tracer's on
  * the same hooks) or in the probe machinery, or a user leaf in the uprobes

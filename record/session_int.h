@@ -98,6 +98,8 @@ struct nsk_session {
 
 	/* the target */
 	pid_t root;	  /* launched child or attached pid */
+	uint64_t root_exec_ns; /* the launched child's first exec (0: not yet
+				* seen): before it, the child runs our code */
 	int launched;
 	int go_fd;	  /* launch: write end of the pipe the child waits on */
 	char *launch_env; /* NAME=value\0... for the child, sent with the go */

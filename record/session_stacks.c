@@ -200,6 +200,16 @@ int nsk_session__check_kallsyms(struct nsk_session *s)
 	return nsk_session__emit(s, &rec);
 }
 
+int nsk_session__launcher_sample(struct nsk_session *s, uint32_t pid, uint64_t time)
+{
+	if (!s->launched || pid != (uint32_t)s->root)
+		return 0;
+	/* the exec may be waiting among the process events: once */
+	if (!s->root_exec_ns)
+		nsk_proc__sync(s);
+	return !s->root_exec_ns || time < s->root_exec_ns;
+}
+
 int nsk_session__own_sample(struct nsk_session *s, const uint64_t *kips,
 			    uint32_t nk, uint64_t user_leaf, uint64_t xol)
 {

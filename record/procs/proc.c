@@ -489,6 +489,8 @@ static void handle(struct nsk_session *s, const struct nsk_proc_item *it)
 			emit_thread(s, e->pid, e->tid, comm, e->time);
 		break;
 	case NSK_EV_PROC_EXEC:
+		if (s->launched && e->pid == (uint32_t)s->root && !s->root_exec_ns)
+			s->root_exec_ns = e->time;
 		announce(s, e->pid, 0, NSK_PROC_EXECED, e->time, comm, it);
 		break;
 	case NSK_EV_PROC_COMM:

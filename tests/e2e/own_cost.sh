@@ -7,7 +7,8 @@
 # samples inside malloc while its uretprobe is pending keep their caller
 # (the trampoline's address is replaced by the real return address).
 # A CPU-bound program without probe hits (cpu_hot, launched, every
-# signal) still gets both header lines.
+# signal) still gets both header lines.  The launcher's work before the
+# program's exec (a long PATH search) is [nusku] too.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 need_bpf
 [ -x "$WORKLOADS/alloc_churn" ] || skip "tests/workloads/alloc_churn is not built"
@@ -68,4 +69,19 @@ grep -q '^# recording cost: [0-9.]* ms of BPF program time over [1-9]' "$TMPD/te
 	fail "no cost line for cpu_hot"
 "$NUSKU" report --by stack --format csv "$out" 2>/dev/null | grep -E "$probe" >"$TMPD/bad" &&
 	fail "probe frames in cpu_hot's stacks: $(head -c 600 "$TMPD/bad")"
+
+# the launcher's work before the program's exec is ours too: a PATH search
+# through 6,000 directories that do not exist (an execve each, ~20 ms here)
+# is [nusku], not the program's; the program found at the end is its own
+P=$(awk 'BEGIN { for (i = 0; i < 6000; i++) printf "/nonexistent/d%d:", i }')
+PATH="$P$WORKLOADS:$PATH" "$NUSKU" record -q -e cpu -F 4999 -o "$TMPD/launch.nsk" -- cpu_hot 1 \
+	>/dev/null || fail "record of cpu_hot through PATH exited $?"
+"$NUSKU" report --by stack --format csv "$TMPD/launch.nsk" >"$TMPD/launch.csv" 2>/dev/null ||
+	fail "report of the PATH search exited $?"
+grep -q '^[1-9][0-9]*,[0-9.]*,\[nusku\],' "$TMPD/launch.csv" ||
+	fail "the PATH search is not [nusku]: $(head -5 "$TMPD/launch.csv")"
+grep -E 'child_go|execvp|__execvpe' "$TMPD/launch.csv" >"$TMPD/bad" &&
+	fail "the launcher's frames are the program's: $(head -c 600 "$TMPD/bad")"
+grep -q ',hot_a,cpu_hot,' "$TMPD/launch.csv" || fail "cpu_hot's hot_a not its own: $(head -5 "$TMPD/launch.csv")"
+echo "ok: the launcher's PATH search is [nusku], cpu_hot's samples its own"
 echo "own_cost: ok"
