@@ -31,6 +31,7 @@
 #include <nusku/events/ustack.h>
 #include <nusku/events/offcpu.h>
 #include "offcpu.skel.h"
+#include "offcpu_tw.skel.h"
 
 #define NSK_OFFCPU_DEFAULT_MIN_BLOCK_NS 10000u
 #define TASK_RUNNING 0u
@@ -191,19 +192,17 @@ static void offcpu_stop(void *state)
 	free(st);
 }
 
-/* Whether the kernel has bpf_task_work (6.18): user stacks are then walked
- * for kept intervals only, not at every switch-out to a new place. */
+/* Whether the kernel has bpf_task_work (6.18) and takes it from
+ * sched_switch: user stacks are then walked for kept intervals only, not
+ * at every switch-out to a new place.  Asked of a program of one call
+ * (bpf/offcpu_tw.bpf.c), not of the signal's own. */
 static int have_task_work(void)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	int found;
+	struct offcpu_tw_bpf *probe = offcpu_tw_bpf__open_and_load();
+	int ok = probe != NULL;
 
-	if (!vmlinux)
-		return 0;
-	found = btf__find_by_name_kind(vmlinux, "bpf_task_work_schedule_resume_impl",
-				       BTF_KIND_FUNC) > 0;
-	btf__free(vmlinux);
-	return found;
+	offcpu_tw_bpf__destroy(probe);
+	return ok;
 }
 
 /* Opens the skeleton and configures it, with the deferred user-stack walk
@@ -251,10 +250,9 @@ static int offcpu_load(struct nsk_session *s, void **state)
 	err = offcpu_open(st, task_work);
 	if (!err)
 		err = offcpu_bpf__load(st->skel);
-	/* A kernel can have bpf_task_work and still refuse it from
-	 * sched_switch: 6.18.44's verifier takes its callback for sleepable
-	 * and a tp_btf program is not ("sleepable callback in a program that
-	 * is not sleepable").  Then the walk at switch-out. */
+	/* The probe said yes and the signal's programs were refused all the
+	 * same (a verifier stricter with the real callback): the walk at
+	 * switch-out, as where the probe says no. */
 	if (err && task_work) {
 		offcpu_bpf__destroy(st->skel);
 		st->skel = NULL;
