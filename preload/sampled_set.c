@@ -34,30 +34,25 @@ struct bucket {
 };
 
 struct region {
-	uint16_t filter[FILTER_SLOTS];
 	struct bucket buckets[NBUCKETS];
 };
 
-/* The region, NULL until the first add: published as the filter it
- * begins with (sampled_set.h), the one pointer to it. */
-uint16_t *nsk_sampled_set_filter;
-uint64_t nsk_sampled_set_live; /* addresses in the set (sampled_set.h) */
+/* The filter is static (its pages are the zero page until the first add),
+ * so a free asks it without first asking whether it exists. */
+uint16_t nsk_sampled_set_filter[FILTER_SLOTS];
+static struct region *region; /* NULL until the first add */
 
 _Static_assert(FILTER_SLOTS == 1u << 13, "nsk_sampled_set__slot takes 13 bits");
-_Static_assert(offsetof(struct region, filter) == 0, "the region begins with its filter");
 
 static struct region *region_now(void)
 {
-	/* the filter is the first member: its address is the region's */
-	return (struct region *)(void *)__atomic_load_n(&nsk_sampled_set_filter,
-							__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&region, __ATOMIC_ACQUIRE);
 }
 
 /* The region, mapped by the first add; two racing threads keep one. */
 static struct region *region_get(void)
 {
-	struct region *r = region_now();
-	uint16_t *want = NULL;
+	struct region *r = region_now(), *want = NULL;
 
 	if (r)
 		return r;
@@ -67,10 +62,10 @@ static struct region *region_get(void)
 				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r == MAP_FAILED)
 		return NULL;
-	if (!__atomic_compare_exchange_n(&nsk_sampled_set_filter, &want, r->filter, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	if (!__atomic_compare_exchange_n(&region, &want, r, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
 		syscall(SYS_munmap, r, sizeof(*r));
-		r = (struct region *)(void *)want;
+		r = want;
 	}
 	return r;
 }
@@ -84,7 +79,7 @@ int nsk_sampled_set__add(uintptr_t addr)
 	if (!r)
 		return -1;
 	/* the filter counts first, so a lookup never misses a stored one */
-	__atomic_fetch_add(&r->filter[f], 1, __ATOMIC_ACQ_REL);
+	__atomic_fetch_add(&nsk_sampled_set_filter[f], 1, __ATOMIC_ACQ_REL);
 	for (uint32_t i = 0; i < MAX_PROBE; i++) {
 		struct bucket *b = &r->buckets[(home + i) & (NBUCKETS - 1)];
 
@@ -94,13 +89,12 @@ int nsk_sampled_set__add(uintptr_t addr)
 			if (!__atomic_load_n(&b->addr[j], __ATOMIC_RELAXED) &&
 			    __atomic_compare_exchange_n(&b->addr[j], &empty, addr, 0,
 							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-				__atomic_fetch_add(&nsk_sampled_set_live, 1, __ATOMIC_RELEASE);
 				return 0;
 			}
 		}
 		__atomic_store_n(&b->overflow, 1, __ATOMIC_RELEASE);
 	}
-	__atomic_fetch_sub(&r->filter[f], 1, __ATOMIC_ACQ_REL);
+	__atomic_fetch_sub(&nsk_sampled_set_filter[f], 1, __ATOMIC_ACQ_REL);
 	return -1;
 }
 
@@ -114,7 +108,7 @@ int nsk_sampled_set__remove(uintptr_t addr)
 	r = region_now();
 	h = nsk_sampled_set__hash(addr);
 	f = nsk_sampled_set__slot(addr);
-	if (!r || !__atomic_load_n(&r->filter[f], __ATOMIC_ACQUIRE))
+	if (!r || !__atomic_load_n(&nsk_sampled_set_filter[f], __ATOMIC_ACQUIRE))
 		return 0;
 	home = (uint32_t)(h >> 17) & (NBUCKETS - 1);
 	for (uint32_t i = 0; i < MAX_PROBE; i++) {
@@ -126,8 +120,7 @@ int nsk_sampled_set__remove(uintptr_t addr)
 			if (__atomic_load_n(&b->addr[j], __ATOMIC_ACQUIRE) == addr &&
 			    __atomic_compare_exchange_n(&b->addr[j], &want, 0, 0,
 							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-				__atomic_fetch_sub(&r->filter[f], 1, __ATOMIC_ACQ_REL);
-				__atomic_fetch_sub(&nsk_sampled_set_live, 1, __ATOMIC_RELEASE);
+				__atomic_fetch_sub(&nsk_sampled_set_filter[f], 1, __ATOMIC_ACQ_REL);
 				return 1;
 			}
 		}

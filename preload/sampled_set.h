@@ -20,20 +20,10 @@ int nsk_sampled_set__add(uintptr_t addr);
 /* Removes addr; 1 when it was in the set, 0 when not. */
 int nsk_sampled_set__remove(uintptr_t addr);
 
-/* Addresses in the set; when 0 (a program with nothing sampled live), a
- * free need not call nsk_sampled_set__remove at all. */
-extern uint64_t nsk_sampled_set_live;
-
-static inline int nsk_sampled_set__empty(void)
-{
-	return !__atomic_load_n(&nsk_sampled_set_live, __ATOMIC_ACQUIRE);
-}
-
-/* The filter's counters (NULL before the first add: the set's memory,
- * which begins with them) and an address's counter: here, so a free asks
- * the filter without a call, and calls nsk_sampled_set__remove only when
- * the address may be in the set. */
-extern uint16_t *nsk_sampled_set_filter;
+/* The filter's counters, static (the first add maps the buckets): here,
+ * so a free asks the filter without a call, and calls
+ * nsk_sampled_set__remove only when the address may be in the set. */
+extern uint16_t nsk_sampled_set_filter[1u << 13];
 
 /* An address's hash: its filter counter is the top 13 bits, its home
  * bucket the bits below (sampled_set.c). */
@@ -49,9 +39,8 @@ static inline uint32_t nsk_sampled_set__slot(uintptr_t addr)
 
 static inline int nsk_sampled_set__may_hold(uintptr_t addr)
 {
-	const uint16_t *f = __atomic_load_n(&nsk_sampled_set_filter, __ATOMIC_ACQUIRE);
-
-	return f && __atomic_load_n(&f[nsk_sampled_set__slot(addr)], __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&nsk_sampled_set_filter[nsk_sampled_set__slot(addr)],
+			       __ATOMIC_ACQUIRE) != 0;
 }
 
 #endif

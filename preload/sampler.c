@@ -74,14 +74,34 @@ struct next_allocator {
 
 enum { NOT_READY, STARTING, READY };
 
-static struct next_allocator next;
+static void *boot_malloc(size_t size);
+static void *boot_calloc(size_t n, size_t m);
+static void boot_free(void *p);
+
+/* malloc, calloc and free call the next allocator without asking whether
+ * it is known yet: until it is, these point to the boot_ functions, which
+ * find it. */
+static struct next_allocator next = {
+	.malloc = boot_malloc,
+	.calloc = boot_calloc,
+	.free = boot_free,
+};
 static int state;	  /* NOT_READY, STARTING, READY */
+/* Nonzero while a free must look before it calls the next allocator
+ * (free_slow): until the allocator is known, forever when the arena
+ * handed out blocks during the search (they must never reach it), and in
+ * exact mode (every free is told).  Otherwise a free looks only when the
+ * sampled set's filter says its block may be sampled. */
+static int free_looks = 1;
 static uint64_t rate;	  /* R in bytes; 1 exact; 0 passive */
 static double rate_d;
 static uint64_t seed_base; /* NUSKU_ALLOC_SEED, 0: from the clock */
 static uint64_t threads;  /* threads seeded so far (fixed seeds) */
 
-static TLS int64_t tl_until; /* bytes to the next sample point */
+/* Bytes to the next sample point: an allocation of at least this many
+ * is looked at.  0 (a new thread, exact mode) looks at every one;
+ * UINT64_MAX (a passive library) at none after the thread's first. */
+static TLS uint64_t tl_until;
 static TLS uint64_t tl_rng;  /* 0: not seeded */
 static TLS int tl_starting;  /* this thread is in init() */
 static TLS void *tl_new_frame; /* inside operator new: its frame */
@@ -135,7 +155,7 @@ static uint64_t env_u64(const char *name)
 	return v && *v ? strtoull(v, NULL, 0) : 0;
 }
 
-#define FIND(fn) next.fn = (__typeof__(next.fn))dlsym(RTLD_NEXT, #fn)
+#define FIND(fn) found.fn = (__typeof__(found.fn))dlsym(RTLD_NEXT, #fn)
 
 /* The first call: find the next allocator and read the settings. */
 __attribute__((noinline)) static int init_slow(void)
@@ -151,6 +171,10 @@ __attribute__((noinline)) static int init_slow(void)
 		return 1;
 	}
 	tl_starting = 1;
+	/* found whole before any of it is used: the boot_ functions of
+	 * other threads wait for READY */
+	struct next_allocator found = { 0 };
+
 	FIND(malloc);
 	FIND(calloc);
 	FIND(realloc);
@@ -166,13 +190,17 @@ __attribute__((noinline)) static int init_slow(void)
 	FIND(mprotect);
 	FIND(sbrk);
 	FIND(brk);
-	next.exit_now = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	found.exit_now = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
 	rate = env_u64(NSK_SAMPLER_ENV_RATE);
 	rate_d = (double)rate;
 	seed_base = env_u64(NSK_SAMPLER_ENV_SEED);
-	if (!next.malloc || !next.free || !next.realloc || !next.calloc)
-		rate = 0; /* cannot happen with a libc; stay out of the way */
+	if (!found.malloc || !found.free || !found.realloc || !found.calloc)
+		abort(); /* no C library below us: nothing to pass calls on to */
+	next = found;
 	tl_starting = 0;
+	__atomic_store_n(&free_looks,
+			 rate == 1 || __atomic_load_n(&arena_used, __ATOMIC_RELAXED),
+			 __ATOMIC_RELEASE);
 	__atomic_store_n(&state, READY, __ATOMIC_RELEASE);
 	return 1;
 }
@@ -217,12 +245,12 @@ static void seed_thread(void)
 
 /* An exponential interval of mean R (inverse transform of a uniform in
  * (0, 1]). */
-static int64_t draw(void)
+static uint64_t draw(void)
 {
 	double u = (double)((rng_next() >> 11) + 1) * 0x1p-53;
 	double v = -nsk_ln01(u) * rate_d;
 
-	return v < 1.0 ? 1 : v > 9e18 ? (int64_t)9e18 : (int64_t)v;
+	return v < 1.0 ? 1 : v > 9e18 ? (uint64_t)9e18 : (uint64_t)v;
 }
 
 /* The counter of this thread crossed zero at an allocation of size bytes:
@@ -235,10 +263,14 @@ static uint64_t weigh(uint64_t size)
 	if (rate == 1)
 		return size;
 	if (unlikely(!tl_rng)) {
+		uint64_t first;
+
 		seed_thread();
-		tl_until = draw() - (int64_t)size;
-		if (tl_until > 0)
+		first = draw();
+		if (first > size) {
+			tl_until = first - size;
 			return 0;
+		}
 	}
 	tl_until = draw();
 	if (size / 40 >= rate)
@@ -247,13 +279,16 @@ static uint64_t weigh(uint64_t size)
 	return (uint64_t)(w + 0.5);
 }
 
-/* Counts the bytes; 1 when this allocation is to be looked at. */
+/* Counts the bytes; 1 when this allocation is to be looked at (the
+ * counter is then left for weigh to draw again). */
 static inline int counts(size_t size)
 {
-	if (!rate)
-		return 0;
-	tl_until -= size > INT64_MAX ? INT64_MAX : (int64_t)size;
-	return tl_until <= 0;
+	uint64_t left = tl_until;
+
+	if (size >= left)
+		return 1;
+	tl_until = left - size;
+	return 0;
 }
 
 /* Tells the probe of an allocation, with the frees waiting before it. */
@@ -298,14 +333,36 @@ static inline void *take_new_frame(void)
 	return f;
 }
 
-/* After the allocator returned p for size bytes. */
+/* An allocation the counter stopped at, or a failed one: the slow half of
+ * AFTER.  Until the allocator is known the calls are the loader's (an
+ * arena block); a passive library moves the counter out of reach. */
+__attribute__((noinline)) static void looked_at(void *p, size_t size, uint32_t fn,
+						void *frame)
+{
+	void *nf = take_new_frame();
+	int counted;
+
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY)
+		return;
+	if (!rate) {
+		tl_until = UINT64_MAX;
+		return;
+	}
+	counted = counts(size);
+	if (counted || !p)
+		sampled(p, size, fn, frame, nf, counted);
+}
+
+/* After the allocator returned p for size bytes: a subtraction, unless the
+ * counter runs out or the call failed.  The note of operator new is taken
+ * only then: when not, the wrapper that left it takes it back itself. */
 #define AFTER(p, size, fn)                                                   \
 	do {                                                                  \
-		void *nf_ = take_new_frame();                                 \
-		int counted_ = counts(size);                                  \
-		if (unlikely(counted_ || (rate && !(p))))                     \
-			sampled((p), (size), (fn), __builtin_frame_address(0), \
-				nf_, counted_);                               \
+		uint64_t left_ = tl_until;                                    \
+		if (unlikely((size) >= left_ || !(p)))                        \
+			looked_at((p), (size), (fn), __builtin_frame_address(0)); \
+		else                                                          \
+			tl_until = left_ - (size);                            \
 	} while (0)
 
 /* Before the block p is released: keep its free for the next trap if it
@@ -315,8 +372,7 @@ static inline void released(void *p, uint32_t fn)
 {
 	if (!rate || !p)
 		return;
-	if (rate == 1 || (!nsk_sampled_set__empty() &&
-			  nsk_sampled_set__may_hold((uintptr_t)p) &&
+	if (rate == 1 || (nsk_sampled_set__may_hold((uintptr_t)p) &&
 			  nsk_sampled_set__remove((uintptr_t)p)))
 		if (nsk_free_batch__add((uintptr_t)p, fn, 0))
 			nsk_probe__free((uintptr_t)p, fn, 0);
@@ -331,13 +387,32 @@ static size_t mul_sat(size_t a, size_t b)
 
 /* ---- the interposed family --------------------------------------------- */
 
+/* The first calls, while next still points here. */
+static void *boot_malloc(size_t size)
+{
+	return init() ? next.malloc(size) : arena_alloc(size, 16);
+}
+
+static void *boot_calloc(size_t n, size_t m)
+{
+	size_t size = mul_sat(n, m);
+
+	if (init())
+		return next.calloc(n, m);
+	return size == SIZE_MAX ? NULL : arena_alloc(size, 16);
+}
+
+static void boot_free(void *p)
+{
+	if (init())
+		next.free(p);
+	/* else inside dlsym, a block from before us: keep it */
+}
+
 EXPORT void *malloc(size_t size)
 {
-	void *p;
+	void *p = next.malloc(size);
 
-	if (unlikely(!init()))
-		return arena_alloc(size, 16);
-	p = next.malloc(size);
 	AFTER(p, size, NSK_ALLOC_MALLOC);
 	return p;
 }
@@ -345,23 +420,30 @@ EXPORT void *malloc(size_t size)
 EXPORT void *calloc(size_t n, size_t m)
 {
 	size_t size = mul_sat(n, m);
-	void *p;
+	void *p = next.calloc(n, m);
 
-	if (unlikely(!init()))
-		return size == SIZE_MAX ? NULL : arena_alloc(size, 16);
-	p = next.calloc(n, m);
 	AFTER(p, size, NSK_ALLOC_CALLOC);
 	return p;
 }
 
-EXPORT void free(void *p)
+/* A free that looks: the arena's blocks stay, a sampled block is told. */
+__attribute__((noinline)) static void free_slow(void *p)
 {
-	if (!p || unlikely(in_arena(p)))
+	if (!p || in_arena(p))
 		return;
-	if (unlikely(!init()))
+	if (!init())
 		return; /* inside dlsym, a block from before us: keep it */
 	released(p, NSK_ALLOC_FREE);
 	next.free(p);
+}
+
+EXPORT void free(void *p)
+{
+	if (unlikely(__atomic_load_n(&free_looks, __ATOMIC_ACQUIRE) ||
+		     nsk_sampled_set__may_hold((uintptr_t)p)))
+		free_slow(p);
+	else
+		next.free(p);
 }
 
 /* realloc and reallocarray: the old block is released before the call (so
