@@ -8,16 +8,16 @@
  * wakes the recorder: its watcher then holds the new program's file while
  * the process lives (a program gone a millisecond later, its binary
  * deleted or in a mount namespace of its own, is still read); the kernel
- * has written the file's mapping record by then.  A fork does too unless
- * the recorder says it need not (prompt): a wakeup is an interrupt to
- * another CPU, paid by the process, and a fork and exec of /bin/true paid
- * about 160 us for the three it made on this VM.  Prompt is for what must
- * act before a new process can run far: maps read from /proc (no mapping
- * records), allocator uprobes for a process the sampler cannot reach, and
- * the watcher's head start on an exec: with the exec's wakeup alone, CI's
- * sanitizer build named 1,856 of 1,920 allocations of short_lived.sh's
- * deleted copies (the watcher, slower there, woke after some of them
- * ended).  Exits and renames never wake it: nothing is late for them
+ * has written the file's mapping record by then.  A fork wakes it only
+ * when the recorder asks (prompt): a wakeup is an interrupt to another
+ * CPU, paid by the process (nsk_proc_fork ran ~10.6 us with it, 1.5
+ * without, beside a make -j2 here).  Prompt is for what must act before a
+ * new process can run far: maps read from /proc (no mapping records) and
+ * allocator uprobes for a process the sampler cannot reach.  (It was on
+ * from the start for a while, when short_lived.sh's deleted copies went
+ * unnamed: the cause was the watcher's descriptor table growing under
+ * it, record/fdtable.c, not a late wakeup.)  Exits and renames never wake
+ * it: nothing is late for them
  * (a rename comes with an exec, which wakes it; an exit only ends what
  * was recorded), and the two wakeups cost a fork and exec of /bin/true
  * ~80 us of its ~830 under the default signals here.  (The mapping
@@ -36,7 +36,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 inherit = 1;
-__u32 prompt = 1; /* a fork wakes the recorder: see above (nsk_proc__prompt) */
+__u32 prompt; /* a fork wakes the recorder: see above (nsk_proc__prompt) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

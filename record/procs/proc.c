@@ -599,8 +599,8 @@ int nsk_proc__start(struct nsk_session *s)
 
 void nsk_proc__prompt(struct nsk_session *s)
 {
-	if (s->proc_skel && s->proc_skel->data)
-		__atomic_store_n(&s->proc_skel->data->prompt, 1, __ATOMIC_RELEASE);
+	if (s->proc_skel && s->proc_skel->bss)
+		__atomic_store_n(&s->proc_skel->bss->prompt, 1, __ATOMIC_RELEASE);
 }
 
 void nsk_proc__sync(struct nsk_session *s)
