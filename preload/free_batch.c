@@ -10,7 +10,8 @@
 
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
-static struct nsk_sampler_batch batch;
+/* in .data: see sampled_set.c's filter */
+static struct nsk_sampler_batch batch __attribute__((section(".data")));
 static int lock;     /* 1 while a thread holds the batch */
 static int final;    /* the process is ending: no batching */
 static pid_t owner;  /* the process whose batch this is (0: not known yet) */

@@ -35,16 +35,23 @@ volatile uint64_t *nsk_probes_page;
 
 void nsk_probes__start(void)
 {
+	static int started; /* once: a lost race keeps the trap pair */
+	size_t len = (size_t)sysconf(_SC_PAGESIZE);
+	volatile uint64_t *page;
+	long p;
+
+	if (__atomic_load_n(&started, __ATOMIC_ACQUIRE) ||
+	    __atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL))
+		return;
 	/* the raw call: the library's own mmap reports the program's
 	 * mappings, and this one is not the program's */
-	long p = syscall(SYS_mmap, NULL, (size_t)sysconf(_SC_PAGESIZE),
-			 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0L);
-	volatile uint64_t *page = (volatile uint64_t *)p;
-
+	p = syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0L);
+	page = (volatile uint64_t *)p;
 	if (p == -1 || !page)
 		return; /* the trap pair, always */
-	if (madvise((void *)page, (size_t)sysconf(_SC_PAGESIZE), MADV_WIPEONFORK)) {
-		syscall(SYS_munmap, (void *)page, (size_t)sysconf(_SC_PAGESIZE));
+	if (madvise((void *)page, len, MADV_WIPEONFORK)) {
+		syscall(SYS_munmap, (void *)page, len);
 		return; /* a kernel before 4.14: no way to tell a child */
 	}
 	page[0] = 1;

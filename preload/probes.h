@@ -35,7 +35,14 @@ NSK_PROBE_API void nusku_sampler_free_trap(uint64_t addr, uint64_t fn, uint64_t 
  * in a child once the batch has been started anew: free_batch.c). */
 extern volatile uint64_t *nsk_probes_page;
 
-/* Once, in the process's constructor: the page that tells. */
+/* The page that tells, made by the first call in a process (later calls
+ * return at once).  Made before the process's first probe call: in the
+ * constructor in exact mode, at the first sample otherwise, so a process
+ * that never samples (most of a build's) makes no mapping for it.  A
+ * process forked before its parent's first sample never inherited a fast
+ * probe turned into a call (the turn happens at a process's first hit),
+ * and makes a page of its own.  The started flag is inherited by a child
+ * forked after the page was made, whose wiped page then says trap. */
 void nsk_probes__start(void);
 
 static inline int nsk_probes__fast(void)

@@ -37,9 +37,11 @@ struct region {
 	struct bucket buckets[NBUCKETS];
 };
 
-/* The filter is static (its pages are the zero page until the first add),
- * so a free asks it without first asking whether it exists. */
-uint16_t nsk_sampled_set_filter[FILTER_SLOTS];
+/* The filter is static, so a free asks it without first asking whether
+ * it exists; in .data, not .bss: zeros in the file, read from the page
+ * cache until the first add, where 16 KiB of .bss would be one more
+ * mapping for the loader to make in every process. */
+uint16_t nsk_sampled_set_filter[FILTER_SLOTS] __attribute__((section(".data")));
 static struct region *region; /* NULL until the first add */
 
 _Static_assert(FILTER_SLOTS == 1u << 13, "nsk_sampled_set__slot takes 13 bits");

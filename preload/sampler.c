@@ -20,8 +20,8 @@
  * set to keep); absent or 0 leaves the library passive.
  *
  * Nothing here allocates.  Until dlsym has found the next allocator (its
- * own calls may come back here), allocations come from a static arena
- * whose blocks are never freed.  The library is never built with
+ * own calls may come back here), allocations come from an arena, mapped
+ * at its first use, whose blocks are never freed.  The library is never built with
  * sanitizers: it runs inside other programs.
  */
 #include <dlfcn.h>
@@ -109,20 +109,48 @@ static TLS int tl_inside; /* in the sampler's own dl* calls: not the program's *
 
 /* ---- the arena for allocations made before the allocator is known ---- */
 
+/* Mapped by its first use, which is rare (no program here has needed
+ * it): a static arena would be a quarter MiB of .bss, one more mapping
+ * for the loader to make in every process. */
 #define ARENA_BYTES (256 << 10)
-static char arena[ARENA_BYTES] __attribute__((aligned(64)));
+static char *arena;
 static size_t arena_used;
 
 static int in_arena(const void *p)
 {
-	return (const char *)p >= arena && (const char *)p < arena + ARENA_BYTES;
+	const char *a = __atomic_load_n(&arena, __ATOMIC_ACQUIRE);
+
+	return a && (const char *)p >= a && (const char *)p < a + ARENA_BYTES;
+}
+
+static char *arena_get(void)
+{
+	char *a = __atomic_load_n(&arena, __ATOMIC_ACQUIRE), *want = NULL;
+	long m;
+
+	if (a)
+		return a;
+	/* the kernel's mmap: the exported one is not ready */
+	m = syscall(SYS_mmap, NULL, (size_t)ARENA_BYTES, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0L);
+	if (m == -1)
+		return NULL;
+	if (!__atomic_compare_exchange_n(&arena, &want, (char *)m, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		syscall(SYS_munmap, (void *)m, (size_t)ARENA_BYTES);
+		return want;
+	}
+	return (char *)m;
 }
 
 /* Blocks carry their size in the 16 bytes before them (for realloc). */
 static void *arena_alloc(size_t size, size_t align)
 {
 	size_t off, end, cur = __atomic_load_n(&arena_used, __ATOMIC_RELAXED);
+	char *a = arena_get();
 
+	if (!a)
+		return NULL;
 	if (align < 16)
 		align = 16;
 	if (align > 4096 || size > ARENA_BYTES)
@@ -134,8 +162,8 @@ static void *arena_alloc(size_t size, size_t align)
 			return NULL;
 	} while (!__atomic_compare_exchange_n(&arena_used, &cur, end, 0,
 					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	memcpy(arena + off - sizeof(size_t), &size, sizeof(size_t));
-	return arena + off; /* static memory: already zero */
+	memcpy(a + off - sizeof(size_t), &size, sizeof(size_t));
+	return a + off; /* fresh anonymous memory: already zero */
 }
 
 static size_t arena_size(const void *p)
@@ -313,6 +341,7 @@ __attribute__((noinline)) static void sampled(void *p, size_t size, uint32_t fn,
 		return; /* the loader's allocations for our dlopen, not the program's */
 	if (counted && !(w = weigh(size)) && p)
 		return;
+	nsk_probes__start(); /* before the block is in the set (probes.h) */
 	if (new_frame)
 		frame = new_frame;
 	if (p && rate > 1 && nsk_sampled_set__add((uintptr_t)p)) {
@@ -586,6 +615,7 @@ __attribute__((noinline)) static void map_made(void *p, size_t len, uint32_t fn,
 		if (!counts(len) || !(w = weigh(len)))
 			return;
 	}
+	nsk_probes__start();
 	tell_alloc(p, len, w, fn, frame);
 }
 
@@ -717,7 +747,8 @@ static void *next_operator(const char *sym, void *self)
 {
 	/* one search at a time: two threads may call new first at once */
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static struct objects o;
+	/* in .data: see sampled_set.c's filter */
+	static struct objects o __attribute__((section(".data")));
 	void *f;
 
 	tl_inside++; /* dlsym's own allocations (a dlerror text) are not ours */
@@ -808,7 +839,8 @@ static void child_after_fork(void)
 __attribute__((constructor)) static void sampler_start(void)
 {
 	if (init() && rate) {
-		nsk_probes__start();
+		if (rate == 1)
+			nsk_probes__start(); /* every free may go to the batch */
 		nsk_free_batch__start();
 		pthread_atfork(nsk_free_batch__before_fork, nsk_free_batch__after_fork_parent,
 			       child_after_fork);
