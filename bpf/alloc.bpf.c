@@ -632,15 +632,18 @@ static __always_inline int sampler_free(__u64 addr, __u64 fn, __u64 size)
 	return emit_free_as(tgid, addr, size, (__u32)fn, 1);
 }
 
-/* Both probe points of the library are this one program, told apart by
- * the cookie, so they can share one uprobe_multi link: the kernel waits a
- * grace period (about 100 ms here) when it takes a link's uprobes away,
- * once per link. */
+/* Both probe points of the library are this one program, on one
+ * uprobe_multi link (the kernel waits a grace period, about 100 ms here,
+ * when it takes a link's uprobes away, once per link); an allocation and
+ * a release are told apart by fn (nusku/events/sampler.h). */
 SEC("uprobe")
 int BPF_KPROBE(sampler_probe, __u64 a0, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
 {
-	if (bpf_get_attach_cookie(ctx) == NSK_ALLOC_COOKIE_SAMPLER_FREE)
-		return sampler_free(a0, a1, a2);
+	if ((__u32)a3 & NSK_SAMPLER_FN_RELEASE)
+		return sampler_free(a0, (__u32)a3 == NSK_SAMPLER_FN_BATCH ?
+					    NSK_SAMPLER_FN_BATCH :
+					    (__u32)a3 & ~NSK_SAMPLER_FN_RELEASE,
+				    a1);
 	return sampler_alloc(ctx, a0, a1, a2, a3, a4);
 }
 

@@ -1,5 +1,5 @@
 /* The probe points and the page that says whether this process may call
- * the fast pair (see probes.h). */
+ * the fast probe (see probes.h). */
 #include <stdint.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -26,16 +26,14 @@
 	".type " name ", @function\n" name ":\n" insn "ret\n" \
 	".size " name ", . - " name "\n"
 __asm__(".text\n"
-	PROBE_POINT(NSK_SAMPLER_ALLOC_SYM, FAST_INSN)
-	PROBE_POINT(NSK_SAMPLER_FREE_SYM, FAST_INSN)
-	PROBE_POINT(NSK_SAMPLER_ALLOC_TRAP_SYM, TRAP_INSN)
-	PROBE_POINT(NSK_SAMPLER_FREE_TRAP_SYM, TRAP_INSN));
+	PROBE_POINT(NSK_SAMPLER_PROBE_SYM, FAST_INSN)
+	PROBE_POINT(NSK_SAMPLER_PROBE_TRAP_SYM, TRAP_INSN));
 
 volatile uint64_t *nsk_probes_page;
 
 void nsk_probes__start(void)
 {
-	static int started; /* once: a lost race keeps the trap pair */
+	static int started; /* once: a lost race keeps the trap twin */
 	size_t len = (size_t)sysconf(_SC_PAGESIZE);
 	volatile uint64_t *page;
 	long p;
@@ -49,7 +47,7 @@ void nsk_probes__start(void)
 		    -1, 0L);
 	page = (volatile uint64_t *)p;
 	if (p == -1 || !page)
-		return; /* the trap pair, always */
+		return; /* the trap twin, always */
 	if (madvise((void *)page, len, MADV_WIPEONFORK)) {
 		syscall(SYS_munmap, (void *)page, len);
 		return; /* a kernel before 4.14: no way to tell a child */

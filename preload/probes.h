@@ -1,15 +1,16 @@
-/* The probe points the library calls for what it sampled, and which pair
+/* The probe points the library calls for what it sampled, and which one
  * a process calls (preload/probes.c, nusku/events/sampler.h).
  *
- * Two pairs, one BPF program behind both.  The fast pair starts with a
+ * Two points, each for allocations and releases alike, one BPF program
+ * behind both.  The fast one starts with a
  * 5-byte nop, whose uprobe kernels 6.16+ turn into a call to a trampoline
  * page after its first hit: a syscall's cost, not a trap's (exact mode on
- * alloc_churn: 1.42 -> 1.10 us a malloc/free pair here).  The trap pair
+ * alloc_churn: 1.42 -> 1.10 us a malloc/free pair here).  The trap twin
  * starts with an instruction the kernel emulates in the uprobe trap (no
  * single-step out of line).  A process forked from one whose fast probe was
  * turned into a call inherits the call but not the trampoline page (6.18),
  * and would die at its next sampled call; so a forked process calls the
- * trap pair, whose breakpoint it inherits with the page.  Fork is seen
+ * trap twin, whose breakpoint it inherits with the page.  Fork is seen
  * from a page the kernel empties in every child (MADV_WIPEONFORK), made
  * by fork or by a raw clone alike; a thread or a vfork child shares the
  * page and the trampoline.
@@ -21,16 +22,14 @@
 
 #define NSK_PROBE_API __attribute__((visibility("protected")))
 
-NSK_PROBE_API void nusku_sampler_alloc(uint64_t addr, uint64_t size, uint64_t weight,
+NSK_PROBE_API void nusku_sampler_probe(uint64_t addr, uint64_t size, uint64_t weight,
 				       uint64_t fn, uint64_t frame, uint64_t batch);
-NSK_PROBE_API void nusku_sampler_free(uint64_t addr, uint64_t fn, uint64_t size);
-NSK_PROBE_API void nusku_sampler_alloc_trap(uint64_t addr, uint64_t size, uint64_t weight,
+NSK_PROBE_API void nusku_sampler_probe_trap(uint64_t addr, uint64_t size, uint64_t weight,
 					    uint64_t fn, uint64_t frame, uint64_t batch);
-NSK_PROBE_API void nusku_sampler_free_trap(uint64_t addr, uint64_t fn, uint64_t size);
 
 /* The page the kernel empties in every child, NULL before
  * nsk_probes__start or where the kernel has no wipe-on-fork.  Word 0:
- * the fast pair may be called (set in the process that started, never in
+ * the fast probe may be called (set in the process that started, never in
  * a child).  Word 1: the free batch is this process's (set at start, and
  * in a child once the batch has been started anew: free_batch.c). */
 extern volatile uint64_t *nsk_probes_page;
@@ -73,17 +72,18 @@ static inline void nsk_probe__alloc(uint64_t addr, uint64_t size, uint64_t weigh
 				    uint64_t fn, uint64_t frame, uint64_t batch)
 {
 	if (nsk_probes__fast())
-		nusku_sampler_alloc(addr, size, weight, fn, frame, batch);
+		nusku_sampler_probe(addr, size, weight, fn, frame, batch);
 	else
-		nusku_sampler_alloc_trap(addr, size, weight, fn, frame, batch);
+		nusku_sampler_probe_trap(addr, size, weight, fn, frame, batch);
 }
 
 static inline void nsk_probe__free(uint64_t addr, uint64_t fn, uint64_t size)
 {
+	fn |= NSK_SAMPLER_FN_RELEASE;
 	if (nsk_probes__fast())
-		nusku_sampler_free(addr, fn, size);
+		nusku_sampler_probe(addr, size, 0, fn, 0, 0);
 	else
-		nusku_sampler_free_trap(addr, fn, size);
+		nusku_sampler_probe_trap(addr, size, 0, fn, 0, 0);
 }
 
 #endif

@@ -100,7 +100,7 @@ struct alloc_state {
 	struct nsk_alloc_sampler_memo judged; /* the programs checked */
 	/* the sampler's probe points: one uprobe_multi link, or two links
 	 * where the kernel has no uprobe_multi */
-	struct bpf_link *sampler_links[4];
+	struct bpf_link *sampler_links[2];
 	int sampler_fd; /* ... or the uprobe_multi link's fd, -1 */
 	int multi; /* uprobe_multi links */
 	uint32_t root;	      /* the launched child */
@@ -672,16 +672,13 @@ static void say_fallback(struct alloc_state *st, const char *exe, uint32_t pid,
 			"uprobes on its allocator, a trap per call\n", exe, why);
 }
 
-/* The library's probe points (nusku/events/sampler.h): a fast pair and a
- * trap pair, for forked processes; one program behind all four, told
- * allocation from free by the cookie. */
-static const char *const probe_syms[4] = {
-	NSK_SAMPLER_ALLOC_SYM, NSK_SAMPLER_FREE_SYM,
-	NSK_SAMPLER_ALLOC_TRAP_SYM, NSK_SAMPLER_FREE_TRAP_SYM,
+/* The library's probe points (nusku/events/sampler.h): a fast one and a
+ * trap twin, for forked processes; one program behind both. */
+static const char *const probe_syms[2] = {
+	NSK_SAMPLER_PROBE_SYM, NSK_SAMPLER_PROBE_TRAP_SYM,
 };
-static const uint64_t probe_cookies[4] = {
-	NSK_ALLOC_COOKIE_SAMPLER_ALLOC, NSK_ALLOC_COOKIE_SAMPLER_FREE,
-	NSK_ALLOC_COOKIE_SAMPLER_ALLOC, NSK_ALLOC_COOKIE_SAMPLER_FREE,
+static const uint64_t probe_cookies[2] = {
+	NSK_ALLOC_COOKIE_SAMPLER, NSK_ALLOC_COOKIE_SAMPLER,
 };
 
 /* Launched programs get the sampler when it is there and the program can
@@ -704,14 +701,14 @@ static int sampler_start(struct alloc_state *st, const char *program,
 		return 0;
 	}
 	if (st->multi) {
-		/* one link: taking it away costs one grace period, not four */
+		/* one link: taking it away costs one grace period, not two */
 		st->sampler_fd = nsk_alloc_attach__multi_syms(st->skel->progs.sampler_probe,
 							      st->sampler_lib, probe_syms,
-							      probe_cookies, 4);
+							      probe_cookies, 2);
 		if (st->sampler_fd < 0)
 			return st->sampler_fd;
 	} else {
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < 2; i++) {
 			uo.func_name = probe_syms[i];
 			uo.bpf_cookie = probe_cookies[i];
 			st->sampler_links[i] = bpf_program__attach_uprobe_opts(
@@ -739,7 +736,7 @@ static void alloc_stop(void *state)
 
 	if (!st)
 		return;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 2; i++)
 		bpf_link__destroy(st->sampler_links[i]);
 	if (st->sampler_fd >= 0)
 		close(st->sampler_fd);

@@ -103,7 +103,7 @@ until tg=$(pgrep -x -P $rec alloc_churn) && grep -q libnusku_alloc "/proc/$tg/ma
 	i=$((i + 1)); [ $i -le 300 ] || fail "the target did not load the sampler"; sleep 0.1
 done
 lib=$(awk '$6 ~ /libnusku_alloc/ { print $6; exit }' "/proc/$tg/maps")
-r=$(same $tg "$lib" nusku_sampler_alloc nusku_sampler_free)
+r=$(same $tg "$lib" nusku_sampler_probe nusku_sampler_probe_trap)
 [ "$r" != same ] || fail "the sampler's probe points carry no probe"
 grep -q libnusku_alloc "/proc/$by/maps" && fail "the bystander loaded the sampler"
 r=$(same $by "$libc" malloc free calloc realloc)

@@ -50,8 +50,7 @@
 #define NSK_ALLOC_COOKIE_NEW 100	 /* operator new/new[] (size first) */
 #define NSK_ALLOC_COOKIE_NEW_ALIGNED 101 /* operator new(size, align_val_t) */
 /* The sampler library's probe points (one program: sampler_probe). */
-#define NSK_ALLOC_COOKIE_SAMPLER_ALLOC 200 /* nusku_sampler_alloc */
-#define NSK_ALLOC_COOKIE_SAMPLER_FREE 201  /* nusku_sampler_free */
+#define NSK_ALLOC_COOKIE_SAMPLER 200 /* nusku_sampler_probe and its trap twin */
 
 struct nsk_ev_alloc {
 	struct nsk_ev_header hdr; /* NSK_EV_ALLOC */

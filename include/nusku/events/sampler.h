@@ -3,12 +3,15 @@
  * and how record/alloc.c finds them.
  *
  * The library interposes the malloc family, samples by bytes in the
- * process, and calls one of two empty functions only for what it sampled
- * (their first instruction is one the kernel emulates in the trap, see
- * preload/sampler.c).  The arguments are plain registers (x86-64 SysV
- * order):
+ * process, and calls an empty function only for what it sampled
+ * (preload/probes.h: a fast one, and a trap twin for forked processes).
+ * One function for allocations and frees, so a process that maps the
+ * library gets two breakpoints installed, not four (each is a write into
+ * its text, ~5.5 us a process here).  The arguments are plain registers
+ * (x86-64 SysV order), an allocation's or a release's, told apart by fn:
  *
- *   nusku_sampler_alloc(addr, size, weight, fn, frame, batch)
+ *   nusku_sampler_probe(addr, size, weight, fn, frame, batch)
+ *     an allocation:
  *     addr    the block returned, 0 when the call failed
  *     size    bytes requested
  *     weight  bytes this sample stands for (size / P(sampled)); size in
@@ -19,12 +22,12 @@
  *             pointer at frame, its stack pointer is frame + 16
  *     batch   the process's struct nsk_sampler_batch (below), or 0: the
  *             frees it holds are told before this allocation
- *   nusku_sampler_free(addr, fn, size)
- *     a sampled block released (fn FREE or REALLOC, size 0), or a range
- *     of size bytes the program unmapped (fn MUNMAP), made PROT_NONE
- *     again (MPROTECT) or gave back by moving its break (BRK); with fn
- *     NSK_SAMPLER_FN_BATCH, addr is the batch, to be told now (it is
- *     full, old, or the process is ending)
+ *   nusku_sampler_probe(addr, size, 0, fn | NSK_SAMPLER_FN_RELEASE, 0, 0)
+ *     a release: a sampled block (fn FREE or REALLOC, size 0), or a
+ *     range of size bytes the program unmapped (fn MUNMAP), made
+ *     PROT_NONE again (MPROTECT) or gave back by moving its break (BRK);
+ *     with fn NSK_SAMPLER_FN_BATCH, addr is the batch, to be told now
+ *     (it is full, old, or the process is ending)
  *
  * Frees of sampled blocks do not trap one by one: the library keeps them
  * in a batch, each with its own time and thread, and hands the batch over
@@ -34,7 +37,7 @@
  * NSK_SAMPLER_BATCH_NS, or whose process ends (exit, _exit) is handed
  * over by itself.
  *
- * The program's own mappings go to nusku_sampler_alloc too: an anonymous
+ * The program's own mappings are allocations too: an anonymous
  * mmap (fn MMAP, sampled by bytes like an allocation; RESERVE for
  * PROT_NONE or MAP_NORESERVE, always), an mprotect that makes a range
  * writable (MPROTECT, always) and a break moved up (BRK, addr the old
@@ -51,25 +54,25 @@
 /* File name of the library, beside the nusku binary in preload/ (build
  * tree) or in the package library directory (installed). */
 #define NSK_SAMPLER_LIB "libnusku_alloc.so"
-#define NSK_SAMPLER_ALLOC_SYM "nusku_sampler_alloc"
-#define NSK_SAMPLER_FREE_SYM "nusku_sampler_free"
-/* The same two calls, with a first instruction that always traps: what a
+#define NSK_SAMPLER_PROBE_SYM "nusku_sampler_probe"
+/* The same call, with a first instruction that always traps: what a
  * forked process calls (preload/probes.h).  The recorder attaches its
- * program to all four. */
-#define NSK_SAMPLER_ALLOC_TRAP_SYM "nusku_sampler_alloc_trap"
-#define NSK_SAMPLER_FREE_TRAP_SYM "nusku_sampler_free_trap"
+ * program to both. */
+#define NSK_SAMPLER_PROBE_TRAP_SYM "nusku_sampler_probe_trap"
 
 /* Environment the recorder gives a launched program. */
 #define NSK_SAMPLER_ENV_RATE "NUSKU_ALLOC_SAMPLE" /* mean bytes; 1: every call */
 #define NSK_SAMPLER_ENV_SEED "NUSKU_ALLOC_SEED"	  /* fixed seed (tests) */
 
-/* fn of nusku_sampler_free when addr is a batch (no enum nsk_alloc_fn) */
+/* In fn: a release, not an allocation (enum nsk_alloc_fn stays below) */
+#define NSK_SAMPLER_FN_RELEASE 0x80000000u
+/* fn of a release whose addr is a batch (no enum nsk_alloc_fn) */
 #define NSK_SAMPLER_FN_BATCH 0xffffffffu
 /* Frees a batch holds at most, and how old its first may grow. */
 #define NSK_SAMPLER_BATCH 64
 #define NSK_SAMPLER_BATCH_NS 100000000ull
 
-/* One free waiting in a batch: as nusku_sampler_free's arguments, with the
+/* One free waiting in a batch: as a release's arguments, with the
  * CLOCK_MONOTONIC time it was made at and its thread. */
 struct nsk_sampler_freed {
 	__u64 time;
