@@ -144,7 +144,8 @@ int nsk_unwind_mixed__walk(struct nsk_unwind_rules *r, Dwfl *dwfl,
 			   fp_ended(fp, as, prev, pc - 1)) {
 			break;
 		} else {
-			if (ru->kind == NSK_RULE_OTHER)
+			if (ru->kind == NSK_RULE_OTHER ||
+			    (ru->kind == NSK_RULE_RA_IN_REG && k > 1))
 				return -ENOENT;
 			if (ru->kind == NSK_RULE_NOFDE)
 				break; /* where libdw ends too (ld.so's _start) */

@@ -109,6 +109,25 @@ static int reg_rule(Dwarf_Frame *f, int regno, int32_t *off)
 	return -1;
 }
 
+/* Whether the return address is a register's value, of a register other
+ * than rbp and rsp (DW_CFA_register). */
+static int ra_in_reg(Dwarf_Frame *f)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	unsigned int reg;
+
+	if (dwarf_frame_register(f, NSK_REG_RA, mem, &ops, &nops) || nops != 1)
+		return 0;
+	if (ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31)
+		reg = ops[0].atom - DW_OP_reg0;
+	else if (ops[0].atom == DW_OP_regx)
+		reg = (unsigned int)ops[0].number;
+	else
+		return 0;
+	return reg != NSK_REG_RBP && reg != NSK_REG_RSP;
+}
+
 /* Asks libdw for the rule at pc; NSK_RULE_OTHER when it has another shape. */
 void nsk_unwind_rules__learn(Dwfl *dwfl, struct nsk_unwind_rule *ru)
 {
@@ -140,6 +159,10 @@ void nsk_unwind_rules__learn(Dwfl *dwfl, struct nsk_unwind_rule *ru)
 	ra = reg_rule(f, NSK_REG_RA, &ru->ra_off);
 	if (ra == NSK_LOC_UNDEFINED) {
 		ru->kind = NSK_RULE_OUTERMOST; /* _start, thread entry points */
+		goto out;
+	}
+	if (ra < 0 && ra_in_reg(f)) {
+		ru->kind = NSK_RULE_RA_IN_REG;
 		goto out;
 	}
 	if (ra != NSK_LOC_SAVED || dwarf_frame_cfa(f, &ops, &nops) || nops != 1)
@@ -225,6 +248,8 @@ int nsk_unwind_rules__unwind(struct nsk_unwind_rules *r, Dwfl *dwfl,
 		ru = nsk_unwind_rules__at(r, dwfl, k == 1 ? pc : pc - 1);
 		if (ru->kind == NSK_RULE_OUTERMOST)
 			break;
+		if (ru->kind == NSK_RULE_RA_IN_REG && k == 1)
+			goto cut; /* no walk goes on (unwind_rules.h) */
 		if (ru->kind != NSK_RULE_OK || (ru->cfa_reg == NSK_REG_RBP && !bp_known))
 			return -ENOENT;
 		cfa = (ru->cfa_reg == NSK_REG_RSP ? sp : bp) + (int64_t)ru->cfa_off;

@@ -32,6 +32,11 @@ enum nsk_rule_kind {
 	NSK_RULE_OUTERMOST, /* the return address is undefined: _start */
 	NSK_RULE_NONE,	    /* no module with CFI holds this pc */
 	NSK_RULE_NOFDE,	    /* a module holds it, but no CFI covers it */
+	/* The return address is in a register other than rbp and rsp
+	 * (vfork keeps it in rdi across the syscall): at the leaf, where a
+	 * sample's registers are ip, sp and bp only, no walk can go on, and
+	 * libdw would stop there too; further out, libdw may know it. */
+	NSK_RULE_RA_IN_REG,
 };
 /* Where a frame leaves a register (rbp) to its caller: untouched, saved
  * on the stack, or lost. */
