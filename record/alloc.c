@@ -109,6 +109,7 @@ struct alloc_state {
 	char said[8][256];    /* fallbacks told of, by executable */
 	int nsaid;
 	char go[4][256];      /* Go executables written as META alloc.go */
+	struct nsk_alloc_go_memo go_memo; /* executables judged Go or not */
 	int ngo;
 };
 
@@ -763,7 +764,7 @@ static int note_go(struct alloc_state *st, uint32_t pid, const char *file)
 		if (nsk_alloc_go__file(file) <= 0)
 			return 0;
 		snprintf(path, sizeof(path), "%s", file);
-	} else if (nsk_alloc_go__process(pid, path, sizeof(path)) <= 0) {
+	} else if (nsk_alloc_go__process(pid, &st->go_memo, path, sizeof(path)) <= 0) {
 		return 0; /* not Go, or gone */
 	}
 	for (int i = 0; i < st->ngo; i++)

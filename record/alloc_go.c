@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "record/alloc_go.h"
 
@@ -57,8 +58,40 @@ int nsk_alloc_go__file(const char *path)
 	return rc;
 }
 
-int nsk_alloc_go__process(uint32_t pid, char *path, size_t len)
+/* The verdict on the file st describes, or -1 when it was not judged. */
+static int memo_find(const struct nsk_alloc_go_memo *memo, const struct stat *st)
 {
+	for (unsigned int i = 0; memo && i < memo->n; i++)
+		if (memo->file[i].dev == st->st_dev && memo->file[i].ino == st->st_ino &&
+		    memo->file[i].size == (uint64_t)st->st_size &&
+		    memo->file[i].mtime_ns == (uint64_t)st->st_mtim.tv_sec * 1000000000ull +
+						     (uint64_t)st->st_mtim.tv_nsec)
+			return memo->file[i].go;
+	return -1;
+}
+
+static void memo_add(struct nsk_alloc_go_memo *memo, const struct stat *st, int go)
+{
+	unsigned int i;
+
+	if (!memo)
+		return;
+	i = memo->next;
+	memo->next = (memo->next + 1) % NSK_ALLOC_GO_MEMO;
+	if (memo->n < NSK_ALLOC_GO_MEMO)
+		memo->n++;
+	memo->file[i].dev = st->st_dev;
+	memo->file[i].ino = st->st_ino;
+	memo->file[i].size = (uint64_t)st->st_size;
+	memo->file[i].mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ull +
+				 (uint64_t)st->st_mtim.tv_nsec;
+	memo->file[i].go = go;
+}
+
+int nsk_alloc_go__process(uint32_t pid, struct nsk_alloc_go_memo *memo, char *path,
+			  size_t len)
+{
+	struct stat st;
 	char link[64];
 	ssize_t n;
 	int fd, rc;
@@ -67,7 +100,12 @@ int nsk_alloc_go__process(uint32_t pid, char *path, size_t len)
 	fd = open(link, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	rc = has_buildinfo(fd);
+	rc = fstat(fd, &st) ? -1 : memo_find(memo, &st);
+	if (rc < 0) {
+		rc = has_buildinfo(fd);
+		if (rc >= 0 && !fstat(fd, &st))
+			memo_add(memo, &st, rc);
+	}
 	close(fd);
 	if (rc > 0 && len) {
 		n = readlink(link, path, len - 1);
