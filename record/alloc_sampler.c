@@ -333,19 +333,10 @@ int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib,
 	if (!memo->buf && !(memo->buf = malloc(1 << 20)))
 		return -ENOMEM;
 	buf = memo->buf;
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	n = nsk_read_file(path, buf, 1 << 20);
-	if (n <= 0) {
-		/* no mappings at all: it has exited (a zombie reads empty, and
-		 * so would its environment), not a process that cannot load
-		 * the library */
-		ok = n < 0 ? (int)n : -ESRCH;
-		goto cleanup;
-	}
-	if (strstr(buf, lib)) {
-		ok = 1;
-		goto cleanup;
-	}
+	/* The environment first: told of at its exec, before the loader
+	 * has mapped anything, the process's maps cannot hold the library
+	 * yet, and reading them takes the lock the loader's mappings wait
+	 * for.  A process that has exited reads empty (cleanup below). */
 	snprintf(path, sizeof(path), "/proc/%u/environ", pid);
 	n = nsk_read_file(path, buf, 1 << 20);
 	if (n < 0) {

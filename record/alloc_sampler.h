@@ -57,11 +57,11 @@ int nsk_alloc_sampler__program_ok(const char *path, struct nsk_alloc_sampler_mem
 /* The parent of pid, from /proc/PID/status; -errno when gone. */
 int nsk_alloc_sampler__parent(uint32_t pid, uint32_t *ppid);
 
-/* 1 when process pid has loaded the library at lib, or will as its
- * loader starts (its environment preloads it, the library is the same file
- * under the process's root, its executable can load it, and it runs in
- * non-secure mode); 0 when not (why says why); negative errno when
- * the process is gone. */
+/* 1 when process pid loads the library at lib as its loader starts: its
+ * environment preloads it, the library is the same file under the
+ * process's root, its executable can load it, and it runs in non-secure
+ * mode; 0 when not (why says why); negative errno when the process is
+ * gone. */
 int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib,
 				  struct nsk_alloc_sampler_memo *memo, char *why,
 				  size_t whylen);
