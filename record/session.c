@@ -58,6 +58,7 @@ static volatile sig_atomic_t stop_signal;
 static volatile uint64_t stop_signal_ns; /* when it came (x86-64: one store) */
 /* The spill whose consumer gives way (event_loop), for the handler. */
 static struct nsk_spill *volatile yielding_spill;
+static int blocked_stops; /* yield_to_program blocked the stop signals */
 
 static void on_stop_signal(int sig)
 {
@@ -651,10 +652,6 @@ static int drain(struct nsk_session *s, uint64_t deadline)
 	return more;
 }
 
-/* With --give-way this thread gives way to the program (spill.h) while it
- * runs, and the stop signals go to a thread of normal priority meanwhile:
- * the kernel would otherwise pick this one, and on a busy machine its
- * handler could wait a long time to run. */
 void nsk_session__keep_pace(struct nsk_session *s)
 {
 	__atomic_store_n(&s->keep_pace, 1, __ATOMIC_RELEASE); /* a load thread */
@@ -665,6 +662,13 @@ void nsk_session__prompt_procs(struct nsk_session *s)
 	nsk_proc__prompt(s);
 }
 
+/* While the program runs this thread holds its records back (spill.h:
+ * nsk_spill__hold): handled beside the program, they slowed it whatever
+ * this thread's priority.  With --give-way it runs at SCHED_IDLE instead,
+ * and the stop signals go to a thread of normal priority meanwhile: the
+ * kernel would otherwise pick this one, and on a busy machine its handler
+ * could wait a long time to run.  Neither when a signal needs its answers
+ * at once (keep_pace: the stack copies of every allocation). */
 static void yield_to_program(struct nsk_session *s, int on, uint64_t until)
 {
 	sigset_t set;
@@ -674,19 +678,32 @@ static void yield_to_program(struct nsk_session *s, int on, uint64_t until)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	if (on) {
-		if (!s->opts.give_way || !s->spill ||
-		    __atomic_load_n(&s->keep_pace, __ATOMIC_ACQUIRE) ||
-		    nsk_spill__yield(s->spill, s->pidfd, until))
+		if (!s->spill || __atomic_load_n(&s->keep_pace, __ATOMIC_ACQUIRE))
+			return;
+		if (!s->opts.give_way) {
+			/* held back, where no reader waits for them: not
+			 * a pipe (nusku live), not the segments of a
+			 * continuous recording */
+			if (s->opts.continuous || !strcmp(s->opts.output, "-") ||
+			    nsk_spill__hold(s->spill, s->pidfd, until))
+				return;
+			yielding_spill = s->spill;
+			return;
+		}
+		if (nsk_spill__yield(s->spill, s->pidfd, until))
 			return;
 		yielding_spill = s->spill;
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		blocked_stops = 1;
 		return;
 	}
 	if (!yielding_spill)
 		return;
 	nsk_spill__hurry(yielding_spill);
 	yielding_spill = NULL;
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	if (blocked_stops)
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	blocked_stops = 0;
 }
 
 static int event_loop(struct nsk_session *s)

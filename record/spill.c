@@ -14,8 +14,9 @@
  * could not take a block, nor see a SIGINT, until the program ended.
  *
  * While the program runs the session's thread may give way to it
- * (nsk_spill__yield): this thread, at normal priority, watches how long
- * the oldest block has waited and lends the normal priority back.
+ * (nsk_spill__yield), or hold the records back (nsk_spill__hold): this
+ * thread, at normal priority, watches how long the oldest block has
+ * waited and lends the normal priority, or the leave to dispatch, back.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -107,7 +108,8 @@ struct nsk_spill {
 	/* nsk_spill__yield; atomics, set by either thread */
 	int consumer;	/* the session's thread (its tid) */
 	int yielding;	/* it gives way while lent is 0 */
-	int lent;	/* it has the normal priority now */
+	int holds;	/* giving way is holding the records, not SCHED_IDLE */
+	int lent;	/* it has the normal priority (the leave) now */
 	int hurry_fd;	/* in ep while it may still hurry; -1 none */
 	uint64_t hurry_at;  /* hurry then (CLOCK_MONOTONIC ns); 0 none */
 	uint64_t rested_ns; /* the loop last came round (nsk_spill__rest) */
@@ -258,7 +260,10 @@ static void drain_lock(struct nsk_spill *sp)
 {
 	if (!pthread_mutex_trylock(&sp->lock))
 		return;
-	if (__atomic_load_n(&sp->yielding, __ATOMIC_ACQUIRE))
+	/* an idle session's thread holding the lock must get to let go; a
+	 * holding one runs at its priority and lets go at once */
+	if (__atomic_load_n(&sp->yielding, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&sp->holds, __ATOMIC_ACQUIRE))
 		lend(sp);
 	pthread_mutex_lock(&sp->lock);
 }
@@ -300,14 +305,26 @@ static int set_policy(int tid, int policy)
 	return syscall(SYS_sched_setscheduler, tid, policy, &p) ? -errno : 0;
 }
 
-/* The normal priority for the session's thread, until it takes it back. */
+/* The normal priority, or the leave to dispatch, for the session's
+ * thread, until it takes it back. */
 static void lend(struct nsk_spill *sp)
 {
 	int want = 0;
 
-	if (__atomic_compare_exchange_n(&sp->lent, &want, 1, 0, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE))
+	if (!__atomic_compare_exchange_n(&sp->lent, &want, 1, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return;
+	if (!__atomic_load_n(&sp->holds, __ATOMIC_ACQUIRE))
 		set_policy(__atomic_load_n(&sp->consumer, __ATOMIC_ACQUIRE), SCHED_OTHER);
+	/* the blocks that waited are told of now (run) */
+}
+
+/* Whether the session's thread holds the records back now. */
+static int holding(struct nsk_spill *sp)
+{
+	return __atomic_load_n(&sp->holds, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&sp->yielding, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&sp->lent, __ATOMIC_ACQUIRE);
 }
 
 /* From the draining thread after each pass: lends when the oldest block
@@ -356,6 +373,10 @@ void nsk_spill__rest(struct nsk_spill *sp)
 	pthread_mutex_unlock(&sp->lock);
 	if (!empty)
 		return;
+	if (__atomic_load_n(&sp->holds, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&sp->lent, 0, __ATOMIC_RELEASE);
+		return; /* a hurry meanwhile set yielding 0: holding() says no */
+	}
 	set_policy(0, SCHED_IDLE);
 	__atomic_store_n(&sp->lent, 0, __ATOMIC_RELEASE);
 	/* a hurry between the look at yielding above and the idle: it set
@@ -383,6 +404,21 @@ int nsk_spill__yield(struct nsk_spill *sp, int fd, uint64_t until)
 	return err;
 }
 
+int nsk_spill__hold(struct nsk_spill *sp, int fd, uint64_t until)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = NSK_SPILL_HURRY_FD };
+
+	if (!sp || !sp->running)
+		return -EINVAL;
+	__atomic_store_n(&sp->holds, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&sp->hurry_at, until, __ATOMIC_RELEASE);
+	__atomic_store_n(&sp->rested_ns, now_ns(), __ATOMIC_RELEASE);
+	if (fd >= 0 && !epoll_ctl(sp->ep, EPOLL_CTL_ADD, fd, &ev))
+		__atomic_store_n(&sp->hurry_fd, fd, __ATOMIC_RELEASE);
+	__atomic_store_n(&sp->yielding, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
 void nsk_spill__hurry(struct nsk_spill *sp)
 {
 	const uint64_t one = 1;
@@ -390,7 +426,8 @@ void nsk_spill__hurry(struct nsk_spill *sp)
 	if (!sp || !__atomic_exchange_n(&sp->yielding, 0, __ATOMIC_ACQ_REL))
 		return;
 	__atomic_store_n(&sp->lent, 1, __ATOMIC_RELEASE);
-	set_policy(__atomic_load_n(&sp->consumer, __ATOMIC_ACQUIRE), SCHED_OTHER);
+	if (!__atomic_load_n(&sp->holds, __ATOMIC_ACQUIRE))
+		set_policy(__atomic_load_n(&sp->consumer, __ATOMIC_ACQUIRE), SCHED_OTHER);
 	/* and wake it: a signal taken by another thread did not */
 	if (write(sp->efd, &one, sizeof(one)) < 0) {
 		/* the counter is full: it is awake anyway */
@@ -430,7 +467,8 @@ static void *run(void *arg)
 		drain_lock(sp);
 		more = sp->head != NULL;
 		pthread_mutex_unlock(&sp->lock);
-		if (more && write(sp->efd, &one, sizeof(one)) < 0) {
+		/* held back: the session's thread is not woken for them */
+		if (more && !holding(sp) && write(sp->efd, &one, sizeof(one)) < 0) {
 			/* the counter is full: the session is woken anyway */
 		}
 		if (full)
@@ -471,6 +509,8 @@ int nsk_spill__dispatch(struct nsk_spill *sp, uint64_t deadline)
 	if (read(sp->efd, &count, sizeof(count)) < 0) {
 		/* nothing signalled: still drain below */
 	}
+	if (holding(sp))
+		return 0; /* not yet (nsk_spill__hold) */
 	/* While the thread runs, draining is its job alone: this thread
 	 * holding the lock through a drain, and preempted, would stall it.
 	 * Once it has stopped, the ring buffers are drained from here, pass

@@ -77,8 +77,26 @@ void nsk_spill__stop(struct nsk_spill *sp);
  * After nsk_spill__start, from the session's thread; fd -1: none. */
 int nsk_spill__yield(struct nsk_spill *sp, int fd, uint64_t until);
 
+/* The session's thread holds the records back while the program runs:
+ * nsk_spill__dispatch hands none over, and the session's thread is not
+ * woken for them, until the draining thread lends the leave back (on the
+ * same terms as nsk_spill__yield's normal priority: the oldest record
+ * has waited NSK_SPILL_LAG_MS, the records fill an eighth of the cap, or
+ * the loop has not come round for that long) or hurries (fd readable,
+ * until, nsk_spill__hurry).  What the session's thread does with a record
+ * (unwinding a copied stack with the rules of the program's modules,
+ * symbolizing, interning, compressing) slows the program beside it even
+ * at SCHED_IDLE: on two CPUs, a make -j2 built in 291 ms with every
+ * recorder thread SCHED_IDLE, 294 without, 255 with the recorder stopped
+ * (bare 237); its processes' own CPU time 491, 490, 461 ms (425 bare).
+ * Held back, a program that runs less than a second has its records
+ * handled after its end.  The draining thread copies on meanwhile, so
+ * nothing is dropped that would not be.  Needs no privilege.  After
+ * nsk_spill__start, from the session's thread; fd -1: none. */
+int nsk_spill__hold(struct nsk_spill *sp, int fd, uint64_t until);
+
 /* From the session's thread, about to wait for more: lent the normal
- * priority, it gives way again now if no record waits. */
+ * priority (or the leave), it gives way again now if no record waits. */
 void nsk_spill__rest(struct nsk_spill *sp);
 
 /* The normal priority back for good, now.  Async-signal-safe: a stop
