@@ -31,6 +31,21 @@ static __always_inline __u32 nsk_copy_ustack_at(struct nsk_ev_ustack *u,
 	u->pad = 0;
 	if (!u->sp || want > NSK_USTACK_MAX)
 		return 0;
+	/* The main thread's frames end below start_stack (argc, where _start
+	 * began); above it are the arguments, environment and auxv, which no
+	 * unwind reads.  A shallow program's copy was the whole 8 KiB of
+	 * them: the allocation sampler's, of alloc_churn, 8 KiB a sample
+	 * where its frames take a few hundred bytes.  Another stack (a
+	 * thread's, a coroutine's, sigaltstack) is not bounded here. */
+	{
+		struct task_struct *t = bpf_get_current_task_btf();
+		__u64 top = 0;
+
+		if (t->pid == t->tgid)
+			top = BPF_CORE_READ(t, mm, start_stack);
+		if (top > u->sp && top - u->sp < want)
+			want = (__u32)(top - u->sp);
+	}
 	/* the rest of sp's page first, then whole pages */
 	chunk = NSK_PAGE - (u->sp & (NSK_PAGE - 1));
 	for (int i = 0; i < NSK_USTACK_MAX / NSK_PAGE + 1; i++) {
