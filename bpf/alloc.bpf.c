@@ -271,8 +271,10 @@ int BPF_KPROBE(alloc_enter, __u64 a0, __u64 a1, __u64 a2)
 	return 0;
 }
 
-static __always_inline int emit_free_as(__u32 tgid, __u64 addr, __u64 size,
-					__u32 fn, __u32 sampler)
+/* A free record, of thread tid at time (a batched free's own). */
+static __always_inline int emit_free_at(__u32 tgid, __u32 tid, __u64 time,
+					__u64 addr, __u64 size, __u32 fn,
+					__u32 sampler)
 {
 	struct nsk_ev_free *e;
 
@@ -283,15 +285,22 @@ static __always_inline int emit_free_as(__u32 tgid, __u64 addr, __u64 size,
 	}
 	e->hdr.type = NSK_EV_FREE;
 	e->hdr.size = sizeof(*e);
-	e->time = bpf_ktime_get_ns();
+	e->time = time;
 	e->pid = tgid;
-	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->tid = tid;
 	e->addr = addr;
 	e->size = size;
 	e->fn = fn;
 	e->sampler = sampler;
 	bpf_ringbuf_submit(e, wake_flags(sizeof(*e), sizeof(*e)));
 	return 0;
+}
+
+static __always_inline int emit_free_as(__u32 tgid, __u64 addr, __u64 size,
+					__u32 fn, __u32 sampler)
+{
+	return emit_free_at(tgid, (__u32)bpf_get_current_pid_tgid(), bpf_ktime_get_ns(),
+			    addr, size, fn, sampler);
 }
 
 static __always_inline int emit_free(__u32 tgid, __u64 addr, __u64 size,
@@ -541,29 +550,13 @@ static long sampler_batch_one(__u32 i, void *data)
 {
 	const struct batch_ctx *c = data;
 	struct nsk_sampler_freed f;
-	struct nsk_ev_free *e;
 
 	if (bpf_probe_read_user(&f, sizeof(f),
 				(void *)(c->batch + 16 + (__u64)i * sizeof(f)))) {
 		count_lost(NSK_ALLOC_LOST_BATCH);
 		return 0;
 	}
-	e = bpf_ringbuf_reserve(&alloc_events, sizeof(*e), 0);
-	if (!e) {
-		count_lost(NSK_ALLOC_LOST_RINGBUF);
-		return 0;
-	}
-	e->hdr.type = NSK_EV_FREE;
-	e->hdr.size = sizeof(*e);
-	e->time = f.time;
-	e->pid = c->tgid;
-	e->tid = f.tid;
-	e->addr = f.addr;
-	e->size = f.size;
-	e->fn = f.fn;
-	e->sampler = 1;
-	bpf_ringbuf_submit(e, wake_flags(sizeof(*e), sizeof(*e)));
-	return 0;
+	return emit_free_at(c->tgid, f.tid, f.time, f.addr, f.size, f.fn, 1);
 }
 
 static __always_inline void sampler_batch(__u32 tgid, __u64 batch)
