@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* CPU sampling: a perf_event program on a software cpu-clock event per CPU.
+/* CPU sampling: a perf_event program on software cpu-clock events (on the
+ * target's threads, inherited; per CPU with -a: record/cpu_events.h).
  *
  * Samples of targets only (nsk_targets), with their kernel and user stacks
  * copied into the record: stack-map ids collide and are no identity, so
@@ -37,12 +38,12 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, NSK_CPU_LOST_MAX);
+	__uint(max_entries, NSK_CPU_COUNTERS);
 	__type(key, __u32);
 	__type(value, __u64);
 } cpu_lost SEC(".maps");
 
-static __always_inline void count_lost(__u32 what)
+static __always_inline void tally(__u32 what)
 {
 	__u64 *n = bpf_map_lookup_elem(&cpu_lost, &what);
 
@@ -91,8 +92,12 @@ int nsk_cpu_sample(struct bpf_perf_event_data *ctx)
 	struct nsk_ev_cpu_sample *e;
 	long n, size;
 
-	if (!tgid || !nsk_is_target(tgid))
+	if (!tgid)
 		return 0;
+	if (!nsk_is_target(tgid)) {
+		tally(NSK_CPU_ELSEWHERE);
+		return 0;
+	}
 	e = bpf_map_lookup_elem(&cpu_scratch, &zero);
 	if (!e)
 		return 0;
@@ -107,7 +112,7 @@ int nsk_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (kernel_stacks) {
 		n = bpf_get_stack(ctx, e->ips, STACK_BYTES, 0);
 		if (n < 0) {
-			count_lost(NSK_CPU_LOST_KSTACK);
+			tally(NSK_CPU_LOST_KSTACK);
 			e->flags |= NSK_EV_CPU_KSTACK_ERR;
 		} else {
 			nk = n / sizeof(__u64);
@@ -117,7 +122,7 @@ int nsk_cpu_sample(struct bpf_perf_event_data *ctx)
 		nk = NSK_MAX_STACK_DEPTH;
 	n = bpf_get_stack(ctx, &e->ips[nk], STACK_BYTES, BPF_F_USER_STACK);
 	if (n < 0) {
-		count_lost(NSK_CPU_LOST_USTACK);
+		tally(NSK_CPU_LOST_USTACK);
 		e->flags |= NSK_EV_CPU_USTACK_ERR;
 	} else {
 		nu = n / sizeof(__u64);
@@ -140,6 +145,6 @@ int nsk_cpu_sample(struct bpf_perf_event_data *ctx)
 		size = sizeof(*e);
 	e->hdr.size = size;
 	if (bpf_ringbuf_output(&cpu_events, e, size, BPF_RB_NO_WAKEUP))
-		count_lost(NSK_CPU_LOST_RINGBUF);
+		tally(NSK_CPU_LOST_RINGBUF);
 	return 0;
 }

@@ -1,5 +1,6 @@
-/* The cpu signal: a software cpu-clock perf event on every online CPU at
- * the requested frequency, each running bpf/cpu.bpf.c, which keeps the
+/* The cpu signal: software cpu-clock perf events at the requested
+ * frequency, on the target's threads (on every online CPU with -a:
+ * record/cpu_events.h), each running bpf/cpu.bpf.c, which keeps the
  * samples of targets and copies their stacks into a ring buffer.
  *
  * Each sample becomes a SAMPLE record weighted by the event's period (the
@@ -12,12 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "record/cpu_events.h"
 #include "record/session.h"
 #include <nusku/events/cpu.h>
 #include "cpu.skel.h"
@@ -25,8 +25,7 @@
 struct cpu_state {
 	struct nsk_session *s;
 	struct cpu_bpf *skel;
-	struct bpf_link **links;
-	int *pfds;
+	struct nsk_cpu_events *events;
 	int ncpu;
 	int lost_fd;
 	uint64_t lost_seen[NSK_CPU_LOST_MAX];
@@ -109,50 +108,13 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Online CPUs from sysfs ("0-3,5"); possible CPUs when it is unreadable. */
-static int online_cpus(int ncpu, char *online)
-{
-	char buf[1024], *p = buf;
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-
-	if (!f || !fgets(buf, sizeof(buf), f)) {
-		if (f)
-			fclose(f);
-		memset(online, 1, ncpu);
-		return 0;
-	}
-	fclose(f);
-	while (*p && *p != '\n') {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-
-		if (end == p)
-			break;
-		p = end;
-		if (*p == '-')
-			b = strtol(p + 1, &p, 10);
-		for (long i = a; i <= b && i < ncpu; i++)
-			if (i >= 0)
-				online[i] = 1;
-		if (*p == ',')
-			p++;
-	}
-	return 0;
-}
-
 static void cpu_stop(void *state)
 {
 	struct cpu_state *st = state;
 
 	if (!st)
 		return;
-	for (int i = 0; i < st->ncpu; i++) {
-		bpf_link__destroy(st->links ? st->links[i] : NULL);
-		if (st->pfds && st->pfds[i] >= 0)
-			close(st->pfds[i]);
-	}
-	free(st->links);
-	free(st->pfds);
+	nsk_cpu_events__close(st->events);
 	cpu_bpf__destroy(st->skel);
 	free(st);
 }
@@ -174,15 +136,6 @@ static int cpu_load(struct nsk_session *s, void **state)
 		err = st->ncpu ? st->ncpu : -EINVAL;
 		goto cleanup;
 	}
-	st->links = calloc(st->ncpu, sizeof(*st->links));
-	st->pfds = calloc(st->ncpu, sizeof(*st->pfds));
-	if (!st->links || !st->pfds) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (int i = 0; i < st->ncpu; i++)
-		st->pfds[i] = -1;
-
 	st->skel = cpu_bpf__open();
 	if (!st->skel) {
 		err = -errno;
@@ -236,45 +189,30 @@ static int cpu_start(struct nsk_session *s, void **state)
 		.freq = 1,
 		.sample_freq = o->freq_hz ? o->freq_hz : 999,
 	};
+	struct nsk_cpu_where where = {
+		.all = o->all,
+		.pid = nsk_session__target_pid(s),
+		.launched = nsk_session__launched(s) != 0,
+	};
 	struct cpu_state *st = *state;
-	char *online = NULL;
-	int err = 0, opened = 0;
+	int err = 0;
 
 	*state = NULL;
 	if (!st && (err = cpu_load(s, (void **)&st)))
 		return err;
-	online = calloc(st->ncpu, 1);
-	if (!online) {
-		err = -ENOMEM;
+	err = nsk_cpu_events__open(&where, &attr, st->skel->progs.nsk_cpu_sample,
+				   &st->events);
+	if (err)
 		goto cleanup;
-	}
-	online_cpus(st->ncpu, online);
-	for (int i = 0; i < st->ncpu; i++) {
-		int fd;
-
-		if (!online[i])
-			continue;
-		fd = (int)syscall(SYS_perf_event_open, &attr, -1, i, -1,
-				  PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0) {
-			if (errno == ENODEV)
-				continue; /* went offline */
-			err = -errno;
-			goto cleanup;
-		}
-		st->pfds[i] = fd;
-		st->links[i] = bpf_program__attach_perf_event(
-			st->skel->progs.nsk_cpu_sample, fd);
-		if (!st->links[i]) {
-			err = -errno;
-			goto cleanup;
-		}
-		opened++;
-	}
-	if (!opened) {
-		err = -ENODEV;
+	if (!where.all && nsk_cpu_events__per_cpu(st->events) && !o->quiet)
+		fprintf(stderr, "nusku: cpu: process %d has more threads than this "
+			"recorder may open descriptors (RLIMIT_NOFILE): sampling "
+			"every CPU instead, which interrupts every process\n",
+			(int)where.pid);
+	err = nsk_session__meta(s, "cpu.events",
+				nsk_cpu_events__per_cpu(st->events) ? "cpu" : "task");
+	if (err)
 		goto cleanup;
-	}
 	st->lost_fd = bpf_map__fd(st->skel->maps.cpu_lost);
 	err = nsk_session__add_ringbuf(s, bpf_map__fd(st->skel->maps.cpu_events),
 				       on_sample, st);
@@ -283,8 +221,35 @@ static int cpu_start(struct nsk_session *s, void **state)
 	*state = st;
 	st = NULL;
 cleanup:
-	free(online);
 	cpu_stop(st);
+	return err;
+}
+
+/* META cpu.elsewhere: the samples of processes not recorded (record/
+ * cpu_events.h says why a targeted recording has none). */
+static int write_elsewhere(struct nsk_session *s, struct cpu_state *st)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t key = NSK_CPU_ELSEWHERE;
+	uint64_t sum = 0, *v;
+	char buf[32];
+	int err = 0;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(st->lost_fd, &key, v)) {
+		err = -errno;
+		goto cleanup;
+	}
+	for (int i = 0; i < ncpu; i++)
+		sum += v[i];
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)sum);
+	err = nsk_session__meta(s, "cpu.elsewhere", buf);
+cleanup:
+	free(v);
 	return err;
 }
 
@@ -296,9 +261,12 @@ static int cpu_poll(struct nsk_session *s, void *state, int final)
 		[NSK_CPU_LOST_USTACK] = "cpu.ustack",
 	};
 	struct cpu_state *st = state;
+	int err = nsk_session__drain_lost(s, st->lost_fd, sources, NSK_CPU_LOST_MAX,
+					  st->lost_seen);
 
-	return nsk_session__drain_lost(s, st->lost_fd, sources, NSK_CPU_LOST_MAX,
-				       st->lost_seen);
+	if (!err && final)
+		err = write_elsewhere(s, st);
+	return err;
 }
 
 const struct nsk_signal nsk_signal_cpu = {

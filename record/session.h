@@ -234,6 +234,9 @@ uint64_t nsk_session__string(struct nsk_session *s, const char *str);
 /* Append a record to the recording. */
 int nsk_session__emit(struct nsk_session *s, const struct nsk_record *rec);
 
+/* Append a META record: key = value. */
+int nsk_session__meta(struct nsk_session *s, const char *key, const char *value);
+
 /* Count lost events of a source ("cpu.ringbuf", "alloc.stack", ...); the
  * session writes them as NSK_REC_LOSS records and shows them in the status
  * line. */

@@ -176,8 +176,6 @@ int nsk_session__continuous_close(struct nsk_session *s);
 /* META cost.* of the segment that closes: what the recording cost since
  * the last one closed (instead of the whole recording's, at the end). */
 void nsk_session__continuous_cost(struct nsk_session *s);
-/* A META record (session.c). */
-int nsk_session__meta(struct nsk_session *s, const char *key, const char *value);
 /* The loss records pending, written now (session.c). */
 void nsk_session__flush_losses(struct nsk_session *s, uint64_t now);
 

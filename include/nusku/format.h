@@ -28,7 +28,7 @@
 #include <nusku/names.h>
 
 #define NSK_FORMAT_MAJOR 1
-#define NSK_FORMAT_MINOR 3
+#define NSK_FORMAT_MINOR 4
 
 /* Record types.  Numbers are part of the file format: never reuse one. */
 enum nsk_rec_type {

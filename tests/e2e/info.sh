@@ -11,7 +11,7 @@ F=$TMPD/run.nsk
 # Whole file: header, meta, clock, counts, loss by source, clean end.
 "$NUSKU" info "$F" >"$TMPD/out" 2>"$TMPD/err" || fail "info exits $? on a good file"
 [ -s "$TMPD/err" ] && fail "info wrote to stderr on a good file: $(cat "$TMPD/err")"
-grep -q '^format: *1\.3' "$TMPD/out" || fail "format line"
+grep -q '^format: *1\.4' "$TMPD/out" || fail "format line"
 grep -q '^recording: *6e736b67656e00010000000000001234$' "$TMPD/out" || fail "recording id"
 grep -q 'host *gen-host' "$TMPD/out" || fail "meta host"
 grep -q 'cmdline *./workload --spin' "$TMPD/out" || fail "meta cmdline"

@@ -10,11 +10,17 @@
 #include <nusku/events/common.h>
 #include <nusku/events/ustack.h>
 
-/* Indexes of the per-CPU loss counters (map cpu_lost). */
+/* Indexes of the per-CPU counters (map cpu_lost): losses first. */
 #define NSK_CPU_LOST_RINGBUF 0 /* ring buffer full: sample dropped */
 #define NSK_CPU_LOST_KSTACK 1  /* kernel stack walk failed */
 #define NSK_CPU_LOST_USTACK 2  /* user stack walk failed */
 #define NSK_CPU_LOST_MAX 3
+/* Not a loss: samples the events took of a process not recorded (a
+ * child not followed, the recorder under -a, a target after the recording
+ * ended).  A recording of a launched program or of -p PID samples its
+ * threads only (record/cpu_events.h), so a process outside it adds none. */
+#define NSK_CPU_ELSEWHERE 3
+#define NSK_CPU_COUNTERS 4 /* the map's size */
 
 /* Pending uretprobes a sample reports (innermost first); deeper ones are
  * left as the trampoline address. */
