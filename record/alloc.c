@@ -586,17 +586,6 @@ static int fill_intervals(struct alloc_state *st, uint64_t bytes)
 	return 0;
 }
 
-static int write_meta(struct alloc_state *st, const char *key, const char *value)
-{
-	struct nsk_record r = { .type = NSK_REC_META };
-
-	r.meta.key.data = (const uint8_t *)key;
-	r.meta.key.len = (uint32_t)strlen(key);
-	r.meta.value.data = (const uint8_t *)value;
-	r.meta.value.len = (uint32_t)strlen(value);
-	return nsk_session__emit(st->s, &r);
-}
-
 /* Says which file holds the allocator, once per new one: the report skips
  * its frames to find the call site. */
 static int note_allocator(struct alloc_state *st)
@@ -621,7 +610,7 @@ static int note_allocator(struct alloc_state *st)
 	 * (libc6-dbg: tens of ms) on the first record would let the ring
 	 * buffer fill meanwhile.  A failure only leaves that for later. */
 	nsk_session__warm_module(st->s, nsk_alloc_attach__allocator(st->attach));
-	return write_meta(st, "alloc.allocator", path);
+	return nsk_session__meta(st->s, "alloc.allocator", path);
 }
 
 /* argv[0] as execvp would find it. */
@@ -773,7 +762,7 @@ static int note_go(struct alloc_state *st, uint32_t pid, const char *file)
 	if (st->ngo == (int)(sizeof(st->go) / sizeof(st->go[0])))
 		return 0;
 	snprintf(st->go[st->ngo++], sizeof(st->go[0]), "%s", path);
-	return write_meta(st, "alloc.go", path);
+	return nsk_session__meta(st->s, "alloc.go", path);
 }
 
 /* The kernel-side mmap, munmap, brk and mprotect probe, attached the
@@ -885,11 +874,11 @@ static int alloc_start(struct nsk_session *s, void **state)
 	}
 	if (err < 0)
 		goto cleanup;
-	err = write_meta(st, "alloc.mode", st->sampler ? "sampler" : "uprobes");
+	err = nsk_session__meta(st->s, "alloc.mode", st->sampler ? "sampler" : "uprobes");
 	if (err)
 		goto cleanup;
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->alloc_sample_bytes);
-	err = write_meta(st, "alloc.sample_bytes", buf);
+	err = nsk_session__meta(st->s, "alloc.sample_bytes", buf);
 	if (!err)
 		err = note_allocator(st);
 	if (err)

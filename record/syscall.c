@@ -607,24 +607,13 @@ static void sc_stop(void *state)
 	free(st);
 }
 
-static int emit_meta(struct nsk_session *s, const char *key, const char *value)
-{
-	struct nsk_record rec = { .type = NSK_REC_META };
-
-	rec.meta.key.data = (const uint8_t *)key;
-	rec.meta.key.len = strlen(key);
-	rec.meta.value.data = (const uint8_t *)value;
-	rec.meta.value.len = strlen(value);
-	return nsk_session__emit(s, &rec);
-}
-
 static int emit_arch(struct nsk_session *s)
 {
 	struct utsname u;
 
 	if (uname(&u))
 		return -errno;
-	return emit_meta(s, "syscall.arch", u.machine);
+	return nsk_session__meta(s, "syscall.arch", u.machine);
 }
 
 /* The running kernel's names, read before load: the numbers of the
@@ -673,7 +662,7 @@ static int emit_names(struct sc_state *st)
 		if (!nsk_session__opts(st->s)->quiet)
 			fprintf(stderr, "nusku: record: note: syscall names from "
 				"the build's headers: %s\n", st->names_why);
-		return emit_meta(st->s, "syscall.names", st->names_why);
+		return nsk_session__meta(st->s, "syscall.names", st->names_why);
 	}
 	for (uint32_t nr = 0; nr < nsk_sctable__count(t); nr++) {
 		const char *name = nsk_sctable__name(t, nr);
@@ -687,7 +676,7 @@ static int emit_names(struct sc_state *st)
 		if (err)
 			goto cleanup;
 	}
-	err = emit_meta(st->s, "syscall.names", "kernel");
+	err = nsk_session__meta(st->s, "syscall.names", "kernel");
 cleanup:
 	nsk_sctable__free(t);
 	st->names = NULL;
@@ -715,7 +704,7 @@ static int emit_self(struct sc_state *st)
 		for (int c = 0; c < st->ncpus; c++)
 			sum += v[c];
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)sum);
-		err = emit_meta(st->s, keys[k], buf);
+		err = nsk_session__meta(st->s, keys[k], buf);
 	}
 	free(v);
 	return err;
