@@ -511,6 +511,22 @@ static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e,
 	return nsk_session__emit(st->s, &r);
 }
 
+/* An allocation that carries a stack copy asks for its answer (how much
+ * copy that stack needs: none when its frame-pointer walk holds), which
+ * stops the copies of the allocations after it at that stack
+ * (nsk_session__add_ringbuf_asking).  Held back until a short program
+ * ended, every sample of alloc_churn copied its stack: ~340 ns of the
+ * probe's ~1.25 us. */
+static int asks(const void *data, size_t len)
+{
+	const struct nsk_ev_alloc *a = data;
+	const size_t fixed = sizeof(struct nsk_ev_alloc) + sizeof(struct nsk_ev_ustack);
+
+	return len >= fixed && a->hdr.size >= fixed &&
+	       (a->hdr.type == NSK_EV_ALLOC || a->hdr.type == NSK_EV_ALLOC_SAMPLED) &&
+	       a->stack_id != NSK_ALLOC_STACK_INLINE;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct alloc_state *st = ctx;
@@ -837,8 +853,8 @@ static int alloc_start(struct nsk_session *s, void **state)
 	err = nsk_alloc_attach__new(&progs, &st->attach);
 	if (err)
 		goto cleanup;
-	err = nsk_session__add_ringbuf(s, bpf_map__fd(st->skel->maps.alloc_events),
-				       on_event, st);
+	err = nsk_session__add_ringbuf_asking(s, bpf_map__fd(st->skel->maps.alloc_events),
+					      on_event, st, asks);
 	if (err)
 		goto cleanup;
 	/* A launched program uses the sampler when it can; otherwise it is

@@ -148,15 +148,22 @@ uint32_t nsk_session__ring_bytes(uint64_t want)
 	return n;
 }
 
-int nsk_session__add_ringbuf(struct nsk_session *s, int map_fd,
-			     ring_buffer_sample_fn fn, void *ctx)
+int nsk_session__add_ringbuf_asking(struct nsk_session *s, int map_fd,
+				    ring_buffer_sample_fn fn, void *ctx,
+				    int (*asks)(const void *data, size_t len))
 {
 	int err;
 
 	if (!s->spill && (err = nsk_spill__new(NSK_SPILL_CAP, &s->spill)))
 		return err;
 	s->nrings++;
-	return nsk_spill__add(s->spill, map_fd, fn, ctx);
+	return nsk_spill__add(s->spill, map_fd, fn, ctx, asks);
+}
+
+int nsk_session__add_ringbuf(struct nsk_session *s, int map_fd,
+			     ring_buffer_sample_fn fn, void *ctx)
+{
+	return nsk_session__add_ringbuf_asking(s, map_fd, fn, ctx, NULL);
 }
 
 int nsk_session__emit(struct nsk_session *s, const struct nsk_record *rec)

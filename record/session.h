@@ -123,6 +123,13 @@ uint32_t nsk_session__ring_bytes(uint64_t want);
 int nsk_session__add_ringbuf(struct nsk_session *s, int map_fd,
 			     ring_buffer_sample_fn fn, void *ctx);
 
+/* The same, for a ring some of whose records want an answer the kernel
+ * side waits for: while the program runs the session holds records back
+ * (record/spill.h), and one that asks(data, len) has them handled soon. */
+int nsk_session__add_ringbuf_asking(struct nsk_session *s, int map_fd,
+				    ring_buffer_sample_fn fn, void *ctx,
+				    int (*asks)(const void *data, size_t len));
+
 /* Intern a stack: kernel ips (leaf first) then user ips (leaf first) of one
  * thread of pid.  Symbolizes new addresses once, writes the STRING, MAPPING,
  * FRAME and STACK definitions it needs, and returns the stack id (never 0

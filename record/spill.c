@@ -57,6 +57,10 @@
  * short program's whole run can wait for its end, short enough that the
  * live view and the status line stay current. */
 #define NSK_SPILL_LAG_MS 1000
+/* A record that asks lends the leave at most this often (spill.h):
+ * every new process of a build asks, and a lend for each would be the
+ * work beside the program that holding avoids. */
+#define NSK_SPILL_ASK_MS 250
 /* The draining thread's nice value: it runs ahead of the program.  Its
  * work is copying, a few percent of a CPU at most, but a ring buffer it
  * leaves alone for longer than the ring holds (an eighth of a second of
@@ -87,6 +91,7 @@ struct ring {
 	void *ctx;
 	struct nsk_ringbuf *rb;
 	size_t budget; /* bytes this pass may still take */
+	nsk_spill_asks_fn asks;
 };
 
 struct nsk_spill {
@@ -105,6 +110,8 @@ struct nsk_spill {
 	pthread_t thread;
 	int running, stop;
 	uint64_t dropped; /* records that could not be stashed (no memory) */
+	int asked;	  /* a record asked since the last lend for one */
+	uint64_t asked_lent; /* when the last lend for one was (ns), 0 none */
 	/* nsk_spill__yield; atomics, set by either thread */
 	int consumer;	/* the session's thread (its tid) */
 	int yielding;	/* it gives way while lent is 0 */
@@ -200,6 +207,8 @@ static int stash(void *ctx, void *data, size_t len)
 	}
 	memcpy(sp->cur->data + sp->cur->used, &e, sizeof(e));
 	memcpy(sp->cur->data + sp->cur->used + sizeof(e), data, len);
+	if (r->asks && !sp->asked && r->asks(data, len))
+		sp->asked = 1;
 	sp->cur->used += need;
 	sp->queued += need;
 	r->budget = r->budget > need ? r->budget - need : 0;
@@ -207,7 +216,7 @@ static int stash(void *ctx, void *data, size_t len)
 }
 
 int nsk_spill__add(struct nsk_spill *sp, int map_fd, ring_buffer_sample_fn fn,
-		   void *ctx)
+		   void *ctx, nsk_spill_asks_fn asks)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct ring *r;
@@ -216,7 +225,7 @@ int nsk_spill__add(struct nsk_spill *sp, int map_fd, ring_buffer_sample_fn fn,
 	if (sp->running || sp->nrings == NSK_SPILL_RINGS)
 		return -EINVAL;
 	r = &sp->rings[sp->nrings];
-	*r = (struct ring){ sp, sp->nrings, fn, ctx, NULL, 0 };
+	*r = (struct ring){ sp, sp->nrings, fn, ctx, NULL, 0, asks };
 	err = nsk_ringbuf__new(map_fd, stash, r, &r->rb);
 	if (err)
 		return err;
@@ -329,12 +338,13 @@ static int holding(struct nsk_spill *sp)
 
 /* From the draining thread after each pass: lends when the oldest block
  * has waited too long or the blocks fill an eighth of the cap, or the
- * session's loop has not come round for as long; hurries when its time
- * has come. */
+ * session's loop has not come round for as long, or a record asked (not
+ * twice within NSK_SPILL_ASK_MS); hurries when its time has come. */
 static void lend_if_late(struct nsk_spill *sp)
 {
 	uint64_t at, now, until;
 	size_t queued;
+	int ask;
 
 	if (!__atomic_load_n(&sp->yielding, __ATOMIC_ACQUIRE))
 		return;
@@ -349,8 +359,14 @@ static void lend_if_late(struct nsk_spill *sp)
 	drain_lock(sp);
 	at = sp->head ? sp->head->at : 0;
 	queued = sp->queued;
+	ask = sp->asked && sp->head &&
+	      (!sp->asked_lent || now - sp->asked_lent >= NSK_SPILL_ASK_MS * 1000000ull);
+	if (ask) {
+		sp->asked = 0;
+		sp->asked_lent = now;
+	}
 	pthread_mutex_unlock(&sp->lock);
-	if ((at && now - at >= NSK_SPILL_LAG_MS * 1000000ull) || queued >= sp->cap / 8 ||
+	if (ask || (at && now - at >= NSK_SPILL_LAG_MS * 1000000ull) || queued >= sp->cap / 8 ||
 	    now - __atomic_load_n(&sp->rested_ns, __ATOMIC_ACQUIRE) >=
 		    NSK_SPILL_LAG_MS * 1000000ull)
 		lend(sp);

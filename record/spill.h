@@ -20,10 +20,15 @@ struct nsk_spill;
 
 int nsk_spill__new(size_t cap, struct nsk_spill **out);
 
+/* Whether a record wants an answer the kernel side waits for (asks:
+ * NULL, none ever does): see nsk_spill__hold.  Called in the draining
+ * thread, with the record's bytes only. */
+typedef int (*nsk_spill_asks_fn)(const void *data, size_t len);
+
 /* Adds a ring buffer whose records go to fn(ctx, ...) in the session's
  * thread.  Before nsk_spill__start only. */
 int nsk_spill__add(struct nsk_spill *sp, int map_fd, ring_buffer_sample_fn fn,
-		   void *ctx);
+		   void *ctx, nsk_spill_asks_fn asks);
 
 /* The longest a record waits in the kernel before the thread looks
  * (default 5 ms; a ring buffer past its wakeup threshold wakes it
@@ -91,7 +96,11 @@ int nsk_spill__yield(struct nsk_spill *sp, int fd, uint64_t until);
  * (bare 237); its processes' own CPU time 491, 490, 461 ms (425 bare).
  * Held back, a program that runs less than a second has its records
  * handled after its end.  The draining thread copies on meanwhile, so
- * nothing is dropped that would not be.  Needs no privilege.  After
+ * nothing is dropped that would not be.  A record that asks (its ring's
+ * asks function says so: an allocation with a stack copy, whose answer,
+ * how much copy that stack needs, stops the copies of the records after
+ * it) lends the leave too, at once the first time and then at most every
+ * NSK_SPILL_ASK_MS.  Needs no privilege.  After
  * nsk_spill__start, from the session's thread; fd -1: none. */
 int nsk_spill__hold(struct nsk_spill *sp, int fd, uint64_t until);
 
