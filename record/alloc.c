@@ -661,6 +661,11 @@ static void say_fallback(struct alloc_state *st, const char *exe, uint32_t pid,
 		snprintf(link, sizeof(link), "/proc/%u/exe", pid);
 		n = readlink(link, buf, sizeof(buf) - 1);
 		buf[n > 0 ? n : 0] = '\0';
+		/* a path the process chose goes to a terminal: no control
+		 * bytes (the report's escaping is not this room's) */
+		for (char *c = buf; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
 		exe = *buf ? buf : "a process";
 	}
 	for (int i = 0; i < st->nsaid; i++)

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "controller/sessions.h"
+#include "report/output.h"
 #include "record/record.h"
 #include "record/signals.h"
 #include <nusku/events/ustack.h>
@@ -209,6 +210,15 @@ static int parse_keep(const char *arg, struct nsk_record_opts *o)
 		return -EINVAL;
 	o->keep_bytes = v;
 	return 0;
+}
+
+/* The recorder's error, escaped: it may name what a target chose (its
+ * name, its executable's path). */
+static void say_error(const char *msg)
+{
+	fputs("nusku: record: ", stderr);
+	nsk_out__put_escaped(stderr, msg);
+	fputc('\n', stderr);
 }
 
 int cmd_record(int argc, char **argv)
@@ -442,7 +452,7 @@ int cmd_record(int argc, char **argv)
 		err = nsk_sessions__start_background(&o, name, argv - 1, stdout,
 						    errbuf, sizeof(errbuf));
 		if (err) {
-			fprintf(stderr, "nusku: record: %s\n", errbuf);
+			say_error(errbuf);
 			return 1;
 		}
 		return 0;
@@ -450,7 +460,7 @@ int cmd_record(int argc, char **argv)
 	/* argv - 1: main()'s argv, "nusku" included, for the META record */
 	err = nsk_record__run(&o, argv - 1, &status, errbuf, sizeof(errbuf));
 	if (err) {
-		fprintf(stderr, "nusku: record: %s\n", errbuf);
+		say_error(errbuf);
 		return 1;
 	}
 	return status;

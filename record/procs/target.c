@@ -175,10 +175,11 @@ static int launch(struct nsk_session *s)
 
 #define PF_KTHREAD_FLAG 0x00200000u /* include/linux/sched.h */
 
-/* The flags field of /proc/PID/stat (the 9th, after the parenthesised
- * name, which may hold spaces and parentheses itself), and the name. */
-static int read_stat_flags(pid_t pid, unsigned int *flags, char *comm,
-			   size_t len)
+/* The state (3rd) and flags (9th) fields of /proc/PID/stat, after the
+ * parenthesised name, which may hold spaces and parentheses itself, and
+ * the name. */
+static int read_stat_flags(pid_t pid, char *state, unsigned int *flags,
+			   char *comm, size_t len)
 {
 	char path[64], buf[1024], *lp, *rp;
 	ssize_t n;
@@ -196,7 +197,7 @@ static int read_stat_flags(pid_t pid, unsigned int *flags, char *comm,
 	lp = strchr(buf, '(');
 	rp = strrchr(buf, ')');
 	if (!lp || !rp || rp < lp ||
-	    sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %u", flags) != 1)
+	    sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %u", state, flags) != 2)
 		return -EIO;
 	snprintf(comm, len, "%.*s", (int)(rp - lp - 1), lp + 1);
 	return 0;
@@ -211,10 +212,10 @@ static int read_stat_flags(pid_t pid, unsigned int *flags, char *comm,
 static int check_attachable(struct nsk_session *s, pid_t pid)
 {
 	unsigned int flags = 0;
-	char path[64], comm[64];
+	char path[64], comm[64], state = 0;
 	int fd, err;
 
-	err = read_stat_flags(pid, &flags, comm, sizeof(comm));
+	err = read_stat_flags(pid, &state, &flags, comm, sizeof(comm));
 	if (err == -ENOENT)
 		return nsk_session__fail(s, -ESRCH, "no such process: %d", (int)pid);
 	if (err)
@@ -224,6 +225,10 @@ static int check_attachable(struct nsk_session *s, pid_t pid)
 		return nsk_session__fail(s, -EINVAL,
 			"pid %d (%s) is a kernel thread: it has no user space, "
 			"a profile of it would be empty", (int)pid, comm);
+	if (state == 'Z' || state == 'X')
+		return nsk_session__fail(s, -ESRCH,
+			"pid %d (%s) has exited (its parent has not reaped it "
+			"yet): nothing of it runs", (int)pid, comm);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {

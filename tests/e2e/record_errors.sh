@@ -44,6 +44,30 @@ if [ -n "$kt" ]; then
 else
 	echo "no kthreadd here: kernel-thread case not tried"
 fi
+# a process that has exited but is not reaped (a zombie) has nothing to
+# sample: said, with its name escaped (a name with an escape sequence in
+# it reaches the terminal as \x1b, not as a colour change)
+zname=$(printf 'z\033[31mred')
+cp /bin/true "$TMPD/$zname" || fail "cp /bin/true"
+sh -c "'$TMPD/$zname' & exec sleep 10" &
+zparent=$!
+zpid=
+for i in $(seq 100); do
+	zpid=$(pgrep -P "$zparent" | head -n 1)
+	[ -n "$zpid" ] && [ "$(sed 's/.*) \(.\).*/\1/' "/proc/$zpid/stat" 2> /dev/null)" = Z ] && break
+	zpid=
+	sleep 0.05
+done
+if [ -n "$zpid" ]; then
+	"$NUSKU" record -q -e cpu -d 1 -o "$TMPD/x.nsk" -p "$zpid" 2> "$TMPD/err"
+	one_line_error $? "$TMPD/err" "zombie" "has exited"
+	! grep -q "$(printf '\033')" "$TMPD/err" || fail "an escape byte of the zombie's name reached stderr"
+	grep -q 'z\\x1b\[31mred' "$TMPD/err" || fail "the zombie's name is not escaped: $(cat "$TMPD/err")"
+else
+	echo "the child never became a zombie here: zombie case not tried"
+fi
+kill "$zparent" 2> /dev/null
+wait "$zparent" 2> /dev/null
 # a process whose memory map the kernel's ptrace rules hide: the error
 # names the file and the errno, not privileges the recorder has.  Only
 # pid 1 is hidden so on some machines (a VM's init); elsewhere not tried.
