@@ -83,6 +83,7 @@ static __always_inline void pending_returns(struct nsk_ev_cpu_sample *e)
 }
 
 #define STACK_BYTES (NSK_MAX_STACK_DEPTH * sizeof(__u64))
+#define PF_EXITING_ 0x00000004 /* include/linux/sched.h */
 
 SEC("perf_event")
 int nsk_cpu_sample(struct bpf_perf_event_data *ctx)
@@ -95,7 +96,11 @@ int nsk_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (!tgid)
 		return 0;
 	if (!nsk_is_target(tgid)) {
-		tally(NSK_CPU_ELSEWHERE);
+		/* a target whose last thread is on its way out is taken out
+		 * of the map at sched_process_exit, before its events go
+		 * (perf_event_exit_task): its own end, not elsewhere */
+		if (!(bpf_get_current_task_btf()->flags & PF_EXITING_))
+			tally(NSK_CPU_ELSEWHERE);
 		return 0;
 	}
 	e = bpf_map_lookup_elem(&cpu_scratch, &zero);

@@ -17,7 +17,7 @@
 #define NSK_CPU_LOST_MAX 3
 /* Not a loss: samples the events took of a process not recorded (a
  * child not followed, the recorder under -a, a target after the recording
- * ended).  A recording of a launched program or of -p PID samples its
+ * ended; not a target's last thread on its way out).  A recording of a launched program or of -p PID samples its
  * threads only (record/cpu_events.h), so a process outside it adds none. */
 #define NSK_CPU_ELSEWHERE 3
 #define NSK_CPU_COUNTERS 4 /* the map's size */
