@@ -6,8 +6,9 @@
 # a process not recorded (META cpu.elsewhere): with two bystander threads
 # spinning on this machine's CPUs the whole time, a recording of `sleep`
 # gets none of them (a per-CPU event would hand it ~999 a second of each).
-# A child started through a shell is sampled, by inheritance.  -a still
-# samples per CPU.
+# A child started through a shell is sampled, by inheritance, and 200
+# short ones leave nothing elsewhere as they exit.  -a still samples per
+# CPU.
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 . "$TOP_SRCDIR/tests/e2e/record_lib.sh"
 need_bpf
@@ -37,6 +38,16 @@ n=$(grep -c '^sample.*hot_a' "$TMPD/sh")
 n=$(meta cpu.elsewhere "$TMPD/sh")
 [ "$n" = 0 ] || fail "$n samples outside the recording of sh -c cpu_hot, expected 0"
 echo "ok: the shell's child sampled through the inherited events"
+# 200 short children, sampled 4999 times a second: a process on its way
+# out has left the target map before its events go, and that is its own
+# end, not elsewhere
+"$NUSKU" record -q -e cpu -F 4999 -o "$TMPD/loop.nsk" -- \
+	sh -c 'i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i + 1)); done' ||
+	fail "record of a loop of /bin/true exited $?"
+dump "$TMPD/loop.nsk" "$TMPD/loop"
+n=$(meta cpu.elsewhere "$TMPD/loop")
+[ "$n" = 0 ] || fail "$n samples outside the recording of 200 short children, expected 0"
+echo "ok: 200 children came and went, no sample elsewhere"
 kill $by 2>/dev/null
 
 "$NUSKU" record -q -a -e cpu -d 0.3 -o "$TMPD/all.nsk" || fail "record -a exited $?"
