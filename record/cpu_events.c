@@ -58,6 +58,8 @@ static int add(struct nsk_cpu_events *ev, const struct perf_event_attr *attr,
 	if (fd < 0)
 		return -errno;
 	ev->links[ev->n] = bpf_program__attach_perf_event(prog, fd);
+	if (!ev->links[ev->n] && errno == EMFILE && !more_files())
+		ev->links[ev->n] = bpf_program__attach_perf_event(prog, fd);
 	if (!ev->links[ev->n]) {
 		int err = -errno;
 
