@@ -511,6 +511,26 @@ static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e,
 	return nsk_session__emit(st->s, &r);
 }
 
+/* The stack copy an allocation record of len bytes carries (the record
+ * says it is longer than an allocation and the copy fits), or NULL: none,
+ * or the walk follows instead (NSK_ALLOC_STACK_INLINE). */
+static const struct nsk_ev_ustack *copy_of(const struct nsk_ev_alloc *a, size_t len)
+{
+	const size_t fixed = sizeof(*a) + sizeof(struct nsk_ev_ustack);
+	const struct nsk_ev_ustack *copy = (const void *)(a + 1);
+
+	if (a->stack_id == NSK_ALLOC_STACK_INLINE || a->hdr.size < fixed ||
+	    len < fixed || !copy->len || fixed + copy->len > len)
+		return NULL;
+	return copy;
+}
+
+static int is_alloc(const struct nsk_ev_header *h, size_t len)
+{
+	return len >= sizeof(struct nsk_ev_alloc) &&
+	       (h->type == NSK_EV_ALLOC || h->type == NSK_EV_ALLOC_SAMPLED);
+}
+
 /* An allocation that carries a stack copy asks for its answer (how much
  * copy that stack needs: none when its frame-pointer walk holds), which
  * stops the copies of the allocations after it at that stack
@@ -519,12 +539,8 @@ static int on_alloc(struct alloc_state *st, const struct nsk_ev_alloc *e,
  * probe's ~1.25 us. */
 static int asks(const void *data, size_t len)
 {
-	const struct nsk_ev_alloc *a = data;
-	const size_t fixed = sizeof(struct nsk_ev_alloc) + sizeof(struct nsk_ev_ustack);
-
-	return len >= fixed && a->hdr.size >= fixed &&
-	       (a->hdr.type == NSK_EV_ALLOC || a->hdr.type == NSK_EV_ALLOC_SAMPLED) &&
-	       a->stack_id != NSK_ALLOC_STACK_INLINE;
+	return len >= sizeof(struct nsk_ev_header) && is_alloc(data, len) &&
+	       copy_of(data, len) != NULL;
 }
 
 static int on_event(void *ctx, void *data, size_t len)
@@ -535,27 +551,18 @@ static int on_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*h))
 		return 0;
-	if ((h->type == NSK_EV_ALLOC || h->type == NSK_EV_ALLOC_SAMPLED) &&
-	    len >= sizeof(struct nsk_ev_alloc)) {
+	if (is_alloc(h, len)) {
 		/* the forks and execs before it first: an exec makes the
 		 * cached stacks of its process (by map id) stale */
 		nsk_session__sync_procs(st->s);
 		const struct nsk_ev_alloc *a = data;
-		const struct nsk_ev_ustack *copy = NULL;
-		size_t fixed = sizeof(struct nsk_ev_alloc) + sizeof(*copy);
 
 		st->inline_ips = NULL;
-		if (a->stack_id == NSK_ALLOC_STACK_INLINE) {
-			/* the walk follows, not a copy */
-			if (len >= sizeof(*a) + sizeof(struct nsk_ev_alloc_ips))
-				st->inline_ips = (const void *)(a + 1);
-		} else if (h->size >= fixed && len >= fixed) {
-			/* a stack copy follows when the record says it is longer */
-			copy = (const void *)((const char *)data + sizeof(struct nsk_ev_alloc));
-			if (!copy->len || fixed + copy->len > len)
-				copy = NULL;
-		}
-		err = on_alloc(st, data, copy);
+		/* the walk follows, not a copy */
+		if (a->stack_id == NSK_ALLOC_STACK_INLINE &&
+		    len >= sizeof(*a) + sizeof(struct nsk_ev_alloc_ips))
+			st->inline_ips = (const void *)(a + 1);
+		err = on_alloc(st, data, copy_of(a, len));
 	} else if (h->type == NSK_EV_FREE && len >= sizeof(struct nsk_ev_free)) {
 		const struct nsk_ev_free *f = data;
 
