@@ -355,11 +355,23 @@ static __always_inline int emit_copied(__u32 tgid, __u64 addr, __u64 size,
 {
 	__u64 key = (__u64)tgid << 32 | (__u32)sid;
 	__u32 *need = bpf_map_lookup_elem(&copy_needs, &key);
-	__u32 want = need ? *need : ustack_bytes, zero = 0;
+	__u32 want = need ? *need : ustack_bytes, zero = 0, flags = 0;
 	struct alloc_copy *c;
 	long len;
 	int rc = 1;
 
+	/* Not told yet: counted, and past NSK_USTACK_ASK_AFTER copies the
+	 * record asks for the answer (record/alloc.c, asks). */
+	if (!need) {
+		__u32 first = NSK_USTACK_COUNTING | 1;
+
+		bpf_map_update_elem(&copy_needs, &key, &first, BPF_NOEXIST);
+	} else if (want & NSK_USTACK_COUNTING) {
+		if ((__sync_fetch_and_add(need, 1) & ~NSK_USTACK_COUNTING) >=
+		    NSK_USTACK_ASK_AFTER - 1)
+			flags = NSK_USTACK_F_ASKS;
+		want = ustack_bytes;
+	}
 	if (!want)
 		return 1; /* the frame-pointer walk is trusted here */
 	if (want > ustack_bytes)
@@ -381,6 +393,7 @@ static __always_inline int emit_copied(__u32 tgid, __u64 addr, __u64 size,
 		len = nsk_copy_ustack_at(&c->u, c->bytes, want, at->ip, at->sp, at->bp);
 	else
 		len = nsk_copy_ustack(&c->u, c->bytes, want);
+	c->u.flags = flags;
 	len += sizeof(c->a) + sizeof(c->u);
 	if (len > sizeof(*c) - 8)
 		len = sizeof(*c) - 8;

@@ -28,7 +28,7 @@ static __always_inline __u32 nsk_copy_ustack_at(struct nsk_ev_ustack *u,
 	u->sp = sp;
 	u->bp = bp;
 	u->len = 0;
-	u->pad = 0;
+	u->flags = 0;
 	if (!u->sp || want > NSK_USTACK_MAX)
 		return 0;
 	/* The main thread's frames end below start_stack (argc, where _start

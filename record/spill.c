@@ -57,9 +57,9 @@
  * short program's whole run can wait for its end, short enough that the
  * live view and the status line stay current. */
 #define NSK_SPILL_LAG_MS 1000
-/* A record that asks lends the leave at most this often (spill.h):
- * every new process of a build asks, and a lend for each would be the
- * work beside the program that holding avoids. */
+/* A record that asks lends the leave at most this often (spill.h): a
+ * build's processes may each have a hot stack, and a lend for each would
+ * be the work beside the program that holding avoids. */
 #define NSK_SPILL_ASK_MS 250
 /* The draining thread's nice value: it runs ahead of the program.  Its
  * work is copying, a few percent of a CPU at most, but a ring buffer it

@@ -97,10 +97,10 @@ int nsk_spill__yield(struct nsk_spill *sp, int fd, uint64_t until);
  * Held back, a program that runs less than a second has its records
  * handled after its end.  The draining thread copies on meanwhile, so
  * nothing is dropped that would not be.  A record that asks (its ring's
- * asks function says so: an allocation with a stack copy, whose answer,
- * how much copy that stack needs, stops the copies of the records after
- * it) lends the leave too, at once the first time and then at most every
- * NSK_SPILL_ASK_MS.  Needs no privilege.  After
+ * asks function says so: an allocation whose stack was copied often
+ * without an answer, which, how much copy that stack needs, stops the
+ * copies of the records after it) lends the leave too, at once the first
+ * time and then at most every NSK_SPILL_ASK_MS.  Needs no privilege.  After
  * nsk_spill__start, from the session's thread; fd -1: none. */
 int nsk_spill__hold(struct nsk_spill *sp, int fd, uint64_t until);
 

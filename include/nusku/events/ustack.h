@@ -20,13 +20,22 @@
 #define NSK_USTACK_SLACK 512
 /* "Nothing learned" from a stack about the copy it needs. */
 #define NSK_USTACK_UNKNOWN 0xffffffffu
+/* A stack's copy size not told yet, in a map of learned sizes: this bit
+ * and the number of copies taken of it meanwhile (bpf/alloc.bpf.c). */
+#define NSK_USTACK_COUNTING 0x80000000u
+/* Copies of one stack after which its records ask for the answer (flags
+ * NSK_USTACK_F_ASKS): a stack this hot repays an answer now; one copied
+ * a few times (the many short processes of a build) waits for the records
+ * to be handled after the program, not beside it. */
+#define NSK_USTACK_ASK_AFTER 64
+#define NSK_USTACK_F_ASKS 1u
 
 struct nsk_ev_ustack {
 	__u64 ip; /* user registers where the stack was taken */
 	__u64 sp;
 	__u64 bp;
 	__u32 len; /* bytes that follow; 0: no copy could be taken */
-	__u32 pad;
+	__u32 flags; /* NSK_USTACK_F_* */
 };
 
 _Static_assert(sizeof(struct nsk_ev_ustack) == 32, "nsk_ev_ustack size");
