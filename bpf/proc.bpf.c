@@ -4,10 +4,12 @@
  * Following children happens here, in the kernel: when a target forks, the
  * child's tgid is put in nsk_targets before the child first runs, so no
  * sample, allocation or syscall of the child can be missed (user space
- * would always be late).  Each event also goes to a ring buffer.  An exec
- * wakes the recorder: its watcher then holds the new program's file while
- * the process lives (a program gone a millisecond later, its binary
- * deleted or in a mount namespace of its own, is still read); the kernel
+ * would always be late).  Each event also goes to a ring buffer; an exec's
+ * carries the new program's arguments.  An exec wakes the recorder's
+ * watcher (only it: record/procs/proc_watch.h), which then holds the new
+ * program's file while the process lives (a program gone a millisecond
+ * later, its binary deleted or in a mount namespace of its own, is still
+ * read); the kernel
  * has written the file's mapping record by then.  A fork wakes it only
  * when the recorder asks (prompt): a wakeup is an interrupt to another
  * CPU, paid by the process (nsk_proc_fork ran ~10.6 us with it, 1.5
@@ -43,6 +45,15 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } proc_events SEC(".maps");
 
+/* An exec event is built here, then sent with only the argument bytes
+ * it holds (an exec is not preempted: tp_btf runs with preemption off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nsk_ev_proc_exec);
+} exec_scratch SEC(".maps");
+
 /* Events the ring buffer had no room for (one counter, per CPU). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -51,17 +62,22 @@ struct {
 	__type(value, __u64);
 } proc_lost SEC(".maps");
 
+static __always_inline void count_lost(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&proc_lost, &zero);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
 static __always_inline struct nsk_ev_proc *reserve(__u32 type)
 {
 	struct nsk_ev_proc *e;
 
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
-		__u32 zero = 0;
-		__u64 *n = bpf_map_lookup_elem(&proc_lost, &zero);
-
-		if (n)
-			__sync_fetch_and_add(n, 1);
+		count_lost();
 		return 0;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
@@ -104,19 +120,39 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(nsk_proc_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = BPF_CORE_READ(p, tgid), zero = 0;
+	struct nsk_ev_proc_exec *x;
 	struct nsk_ev_proc *e;
+	__u64 start, len;
 
 	if (!nsk_is_target(tgid))
 		return 0;
-	e = reserve(NSK_EV_PROC_EXEC);
-	if (!e)
+	x = bpf_map_lookup_elem(&exec_scratch, &zero);
+	if (!x)
 		return 0;
+	e = &x->proc;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->hdr.type = NSK_EV_PROC_EXEC;
+	e->time = bpf_ktime_get_ns();
 	e->pid = tgid;
 	e->tid = BPF_CORE_READ(p, pid);
 	e->ppid = old_pid;
 	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP); /* the forks before it did not */
+	/* The arguments, as the exec left them at the top of the new stack
+	 * (p is the task running the exec: its memory is the one read). */
+	start = BPF_CORE_READ(p, mm, arg_start);
+	len = BPF_CORE_READ(p, mm, arg_end) - start;
+	if (len > NSK_PROC_ARGS_MAX)
+		len = NSK_PROC_ARGS_MAX;
+	if (!start || bpf_probe_read_user(x->args, len, (void *)start))
+		len = 0;
+	x->args_len = (__u32)len;
+	x->pad = 0;
+	len += sizeof(*x) - NSK_PROC_ARGS_MAX;
+	e->hdr.size = (__u32)len;
+	/* the forks before it did not wake the recorder */
+	if (len <= sizeof(*x) && bpf_ringbuf_output(&proc_events, x, len, BPF_RB_FORCE_WAKEUP))
+		count_lost();
 	return 0;
 }
 

@@ -35,6 +35,7 @@
  * allocation of the bytes it adds, or a release of the range it drops.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,18 @@ struct brk_slot {
 	uint64_t brk;
 };
 
+/* What exec_check found of a process, for alloc_on_process. */
+struct exec_verdict {
+	uint32_t pid; /* 0: an empty slot */
+	uint64_t time; /* of the exec */
+	int ok;	      /* nsk_alloc_sampler__process_ok's answer */
+	char why[192];
+};
+
+/* Verdicts kept at once: a storm of execs the main thread has not come
+ * round to yet writes over the oldest, which are then judged again. */
+#define NSK_ALLOC_VERDICTS 64
+
 struct alloc_state {
 	struct nsk_session *s;
 	struct alloc_bpf *skel;
@@ -98,6 +111,15 @@ struct alloc_state {
 	int sampler;	      /* in use: processes that load it need no uprobes */
 	char sampler_lib[4096];
 	struct nsk_alloc_sampler_memo judged; /* the programs checked */
+	/* Each exec is judged on the process watcher's thread (exec_check),
+	 * as it is told of: the main thread is woken only for a process the
+	 * sampler does not reach, and takes the verdicts of the others when
+	 * it comes round (they may be gone by then). */
+	int checking; /* exec_check registered with the session */
+	pthread_mutex_t verdict_lock;
+	struct exec_verdict verdicts[NSK_ALLOC_VERDICTS];
+	unsigned int next_verdict;
+	struct nsk_alloc_sampler_memo watch_judged; /* the watcher's memo */
 	/* the sampler's probe points: one uprobe_multi link, or two links
 	 * where the kernel has no uprobe_multi */
 	struct bpf_link *sampler_links[2];
@@ -761,6 +783,8 @@ static void alloc_stop(void *state)
 
 	if (!st)
 		return;
+	if (st->checking) /* waits for a check running */
+		nsk_session__check_execs(st->s, NULL, NULL);
 	for (int i = 0; i < 2; i++)
 		bpf_link__destroy(st->sampler_links[i]);
 	if (st->sampler_fd >= 0)
@@ -774,7 +798,51 @@ static void alloc_stop(void *state)
 	free(st->brks);
 	nsk_alloc_reserve__release(&st->reserved);
 	nsk_alloc_sampler__forget(&st->judged);
+	nsk_alloc_sampler__forget(&st->watch_judged);
+	pthread_mutex_destroy(&st->verdict_lock);
 	free(st);
+}
+
+/* On the process watcher's thread: the exec of pid judged now, while the
+ * process lives; > 0 when the sampler does not reach it (the main thread
+ * then gives it uprobes at once). */
+static int exec_check(void *ctx, uint32_t pid, uint64_t time)
+{
+	struct alloc_state *st = ctx;
+	struct exec_verdict v = { .pid = pid, .time = time };
+
+	v.ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, &st->watch_judged,
+					     v.why, sizeof(v.why));
+	if (v.ok == -ENOENT || v.ok == -ESRCH)
+		return 0; /* gone already: nothing to probe */
+	pthread_mutex_lock(&st->verdict_lock);
+	st->verdicts[st->next_verdict++ % NSK_ALLOC_VERDICTS] = v;
+	pthread_mutex_unlock(&st->verdict_lock);
+	return v.ok <= 0;
+}
+
+/* The verdict on pid's exec at time, taken: 1, or 0 when there is none
+ * (the main thread came round first: a check after it left one nobody
+ * takes, which the next ones write over). */
+static int verdict_take(struct alloc_state *st, uint32_t pid, uint64_t time,
+			int *ok, char *why, size_t whylen)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&st->verdict_lock);
+	for (unsigned int i = 0; i < NSK_ALLOC_VERDICTS && !found; i++) {
+		struct exec_verdict *v =
+			&st->verdicts[(st->next_verdict + i) % NSK_ALLOC_VERDICTS];
+
+		if (v->pid != pid || v->time != time)
+			continue;
+		*ok = v->ok;
+		snprintf(why, whylen, "%s", v->why);
+		v->pid = 0;
+		found = 1;
+	}
+	pthread_mutex_unlock(&st->verdict_lock);
+	return found;
 }
 
 /* A Go program's heap is invisible to the probes (Go does not call
@@ -825,6 +893,7 @@ static int alloc_start(struct nsk_session *s, void **state)
 	if (!st)
 		return -ENOMEM;
 	st->s = s;
+	pthread_mutex_init(&st->verdict_lock, NULL);
 	st->sampler_fd = -1;
 	st->quiet = o->quiet;
 	st->skel = alloc_bpf__open();
@@ -896,6 +965,8 @@ static int alloc_start(struct nsk_session *s, void **state)
 			      sampler_start(st, path, o->alloc_sample_bytes);
 		if (err > 0) {
 			st->sampler = 1;
+			st->checking = 1;
+			nsk_session__check_execs(s, exec_check, st);
 			err = 0;
 		} else if (!err && !nsk_alloc_sampler__resolve(path, elf, sizeof(elf))) {
 			err = nsk_alloc_attach__program(st->attach, elf, st->root);
@@ -926,7 +997,7 @@ cleanup:
 }
 
 static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid,
-			    uint32_t how)
+			    uint32_t how, uint64_t time)
 {
 	struct alloc_state *st = state;
 	char why[256], exe[64];
@@ -965,8 +1036,10 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid,
 		if (how == NSK_PROC_FORKED && !nsk_alloc_sampler__parent(pid, &ppid) &&
 		    nsk_pidset__has(&st->covered, ppid))
 			return nsk_pidset__add(&st->covered, pid);
-		ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, &st->judged, why,
-						   sizeof(why));
+		if (how != NSK_PROC_EXECED ||
+		    !verdict_take(st, pid, time, &ok, why, sizeof(why)))
+			ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, &st->judged,
+							   why, sizeof(why));
 
 		if (ok == -ENOENT || ok == -ESRCH)
 			return 0; /* already gone */

@@ -680,6 +680,12 @@ void nsk_session__prompt_procs(struct nsk_session *s)
 	nsk_proc__prompt(s);
 }
 
+void nsk_session__check_execs(struct nsk_session *s, nsk_session_exec_check_fn fn,
+			      void *ctx)
+{
+	nsk_proc__set_exec_check(s, fn, ctx);
+}
+
 /* While the program runs this thread holds its records back (spill.h:
  * nsk_spill__hold): handled beside the program, they slowed it whatever
  * this thread's priority.  With --give-way it runs at SCHED_IDLE instead,
@@ -750,7 +756,7 @@ static int event_loop(struct nsk_session *s)
 	}
 	if (s->proc_watch) {
 		ev.data.u32 = 1;
-		epoll_ctl(ep, EPOLL_CTL_ADD, nsk_proc_watch__epoll_fd(s->proc_watch), &ev);
+		epoll_ctl(ep, EPOLL_CTL_ADD, nsk_proc_watch__urgent_fd(s->proc_watch), &ev);
 	}
 	if (s->pidfd >= 0) {
 		ev.data.u32 = 2;
@@ -884,7 +890,8 @@ static int finish(struct nsk_session *s)
 
 /* A new process or program (procs/): the stack room learns of it, and
  * the signals that attach probes to what a process maps. */
-static void notify_signals(struct nsk_session *s, uint32_t pid, uint32_t how)
+static void notify_signals(struct nsk_session *s, uint32_t pid, uint32_t how,
+			   uint64_t time)
 {
 	nsk_stacks__new_process(s->stk, pid); /* first: the stack room holds its root */
 	for (int i = 0; i < s->nsigs; i++) {
@@ -893,7 +900,7 @@ static void notify_signals(struct nsk_session *s, uint32_t pid, uint32_t how)
 
 		if (!sig->on_process)
 			continue;
-		err = sig->on_process(s, s->sigs[i].state, pid, how);
+		err = sig->on_process(s, s->sigs[i].state, pid, how, time);
 		if (err && !s->err)
 			nsk_session__lost(s, "proc.on_process", 1);
 	}

@@ -89,9 +89,10 @@ struct nsk_signal {
 	 * signal can attach probes to objects it maps (uprobes).  A fork is
 	 * told of when its event is handled, which may be while the child is
 	 * already in its own exec: what it maps then is not yet known; the
-	 * exec is told of after it.  May be NULL. */
+	 * exec is told of after it.  time: when it happened (the kernel's
+	 * monotonic ns; an exec's, as its event said).  May be NULL. */
 	int (*on_process)(struct nsk_session *s, void *state, uint32_t pid,
-			  uint32_t how);
+			  uint32_t how, uint64_t time);
 	/* Detach and free; accepts NULL state. */
 	void (*stop)(void *state);
 };
@@ -234,6 +235,20 @@ void nsk_session__keep_pace(struct nsk_session *s);
  * them an interrupt to another CPU (bpf/proc.bpf.c).  Main thread, or a
  * signal's start(). */
 void nsk_session__prompt_procs(struct nsk_session *s);
+
+/* Whether the main thread must handle a target's exec at once (> 0: its
+ * on_process runs before the new program runs far) or may wait for its
+ * next look (0).  Runs on the process watcher's thread as the exec is told
+ * of, with the ctx given, the pid and the exec's time (on_process gets the
+ * same): no state of the main thread. */
+typedef int (*nsk_session_exec_check_fn)(void *ctx, uint32_t pid, uint64_t time);
+
+/* Every exec of a target is checked with fn from now on (fn NULL: none),
+ * instead of waking the main thread for each.  Main thread, or a signal's
+ * start(); ctx must outlive the recording's processes (the signal's
+ * stop() clears it first). */
+void nsk_session__check_execs(struct nsk_session *s, nsk_session_exec_check_fn fn,
+			      void *ctx);
 
 /* Intern a string; writes its STRING record the first time.  0 on error. */
 uint64_t nsk_session__string(struct nsk_session *s, const char *str);

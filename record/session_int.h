@@ -40,6 +40,8 @@ struct nsk_proc {
 	int exited;
 	uint64_t exit_at; /* -a: when, for its release (procs/proc.c) */
 	struct nsk_aspace *as; /* newest program; ->older before */
+	char *cmdline;	       /* as recorded (a fork's child inherits it) */
+	uint32_t cmdline_len;
 };
 
 struct nsk_session {
@@ -62,7 +64,8 @@ struct nsk_session {
 	struct nsk_sink sink;	   /* over the writer (session_stacks.c) */
 	/* procs/ tells of a new process or program here (the session tells
 	 * the signals) */
-	void (*on_new_process)(struct nsk_session *s, uint32_t pid, uint32_t how);
+	void (*on_new_process)(struct nsk_session *s, uint32_t pid, uint32_t how,
+			       uint64_t time);
 	struct nsk_stacks *stk;	   /* the stack room (record/stacks/stacks.h) */
 	struct nsk_symbols *syms;  /* its symbolizer, where procs/ makes modules */
 	struct nsk_own *own; /* our programs, their run time (own.h) */
@@ -141,6 +144,9 @@ void nsk_proc__poll(struct nsk_session *s, int final);
 void nsk_proc__sync(struct nsk_session *s);
 /* From now on each process event wakes the recorder (bpf/proc.bpf.c). */
 void nsk_proc__prompt(struct nsk_session *s);
+/* The check of each exec (nsk_session__check_execs). */
+void nsk_proc__set_exec_check(struct nsk_session *s, nsk_session_exec_check_fn fn,
+			      void *ctx);
 void nsk_proc__stop(struct nsk_session *s);
 struct nsk_proc *nsk_proc__get(struct nsk_session *s, uint32_t pid,
 			       int create);

@@ -64,6 +64,7 @@ void nsk_proc__free_all(struct nsk_session *s)
 {
 	for (size_t i = 0; i < s->nprocs; i++) {
 		nsk_aspace__put(s->procs[i]->as);
+		free(s->procs[i]->cmdline);
 		free(s->procs[i]);
 	}
 	free(s->procs);
@@ -313,15 +314,34 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 					s->opts.argv[i]) + 1;
 		n = off > sizeof(cmdline) ? (ssize_t)sizeof(cmdline) : (ssize_t)off;
 	} else {
+		const struct nsk_proc *from =
+			how == NSK_PROC_FORKED ? nsk_proc__get(s, ppid, 0) : NULL;
+
 		if (comm)
 			snprintf(name, sizeof(name), "%.15s", comm);
 		else
 			comm_of(pid, pid, name, sizeof(name));
-		snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
-		n = nsk_read_file(path, cmdline, sizeof(cmdline));
-		if (n < 0)
-			n = 0;
+		/* An exec's arguments came with it (read by the kernel side);
+		 * a fork's child runs its parent's program, arguments and all
+		 * (by now it may be another program, or gone); else /proc. */
+		if (how == NSK_PROC_EXECED && it && it->args) {
+			n = it->args_len < sizeof(cmdline) ? it->args_len : sizeof(cmdline);
+			memcpy(cmdline, it->args, (size_t)n);
+		} else if (from && from->cmdline) {
+			n = from->cmdline_len < sizeof(cmdline) ? from->cmdline_len : sizeof(cmdline);
+			memcpy(cmdline, from->cmdline, (size_t)n);
+		} else {
+			snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+			n = nsk_read_file(path, cmdline, sizeof(cmdline));
+			if (n < 0)
+				n = 0;
+		}
 	}
+	free(p->cmdline);
+	p->cmdline = n > 0 ? malloc((size_t)n) : NULL;
+	p->cmdline_len = p->cmdline ? (uint32_t)n : 0;
+	if (p->cmdline)
+		memcpy(p->cmdline, cmdline, (size_t)n);
 	if (how == NSK_PROC_ATTACHED && !ppid) {
 		char stat[512], *rp;
 
@@ -390,7 +410,7 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 		emit_thread(s, pid, pid, name, time);
 	}
 	if (s->on_new_process)
-		s->on_new_process(s, pid, how);
+		s->on_new_process(s, pid, how, time);
 	return s->err;
 }
 
@@ -450,9 +470,12 @@ static void release_exited(struct nsk_session *s, uint64_t now)
 		struct nsk_proc *p = nsk_proc__get(s, x->pid, 0);
 
 		/* the pid may be a new process's by now: only this exit's */
-		if (p && p->exited && p->exit_at == x->at && p->as) {
+		if (p && p->exited && p->exit_at == x->at) {
 			nsk_aspace__put(p->as);
 			p->as = NULL;
+			free(p->cmdline);
+			p->cmdline = NULL;
+			p->cmdline_len = 0;
 		}
 	}
 }
@@ -601,6 +624,15 @@ void nsk_proc__prompt(struct nsk_session *s)
 {
 	if (s->proc_skel && s->proc_skel->bss)
 		__atomic_store_n(&s->proc_skel->bss->prompt, 1, __ATOMIC_RELEASE);
+	if (s->proc_watch)
+		nsk_proc_watch__set_prompt(s->proc_watch);
+}
+
+void nsk_proc__set_exec_check(struct nsk_session *s, nsk_session_exec_check_fn fn,
+			      void *ctx)
+{
+	if (s->proc_watch)
+		nsk_proc_watch__set_check(s->proc_watch, fn, ctx);
 }
 
 void nsk_proc__sync(struct nsk_session *s)

@@ -31,6 +31,13 @@
 #include "record/session.h"
 
 #define MAX_DUE 64
+/* Execs checked after one drain, at most; past it the drain is urgent. */
+#define MAX_EXECS 64
+
+struct exec_told {
+	uint32_t pid;
+	uint64_t time;
+};
 /* Records of processes not known to be followed, held while one drain reads
  * the mmap stream (a child's fork may reach the ring buffer after the drain
  * read it); past this many, the rest are another process's, most likely,
@@ -68,6 +75,14 @@ struct nsk_proc_watch {
 	struct nsk_mmap_events *mev; /* NULL: snapshots instead */
 	int ep;			     /* the ring buffer's and the stream's */
 	int wake;		     /* eventfd: stop now, not at the next timeout */
+	int urgent;		     /* eventfd: the main thread's (urgent_fd) */
+	int prompt;		     /* atomic: every event is urgent */
+	pthread_mutex_t check_lock;  /* the check, and a check running */
+	nsk_proc_check_fn check;
+	void *check_ctx;
+	struct exec_told execs[MAX_EXECS]; /* told of since the last checks */
+	int nexecs;		     /* MAX_EXECS + 1: more (all urgent) */
+	int pushed;		     /* items pushed since the last look */
 	struct nsk_proc_item *head, *tail;
 	struct due due[MAX_DUE];
 	int ndue;
@@ -80,6 +95,7 @@ struct nsk_proc_watch {
 
 static void push(struct nsk_proc_watch *w, struct nsk_proc_item *it)
 {
+	w->pushed = 1;
 	if (w->tail)
 		w->tail->next = it;
 	else
@@ -122,6 +138,24 @@ static int on_event(void *ctx, void *data, size_t size)
 		return 0; /* the event is lost; so would be the recording */
 	it->ev = *e;
 	it->map_fd = -1;
+	if (e->hdr.type == NSK_EV_PROC_EXEC) {
+		if (w->nexecs < MAX_EXECS)
+			w->execs[w->nexecs++] = (struct exec_told){ e->pid, e->time };
+		else
+			w->nexecs = MAX_EXECS + 1;
+	}
+	if (e->hdr.type == NSK_EV_PROC_EXEC &&
+	    size >= sizeof(struct nsk_ev_proc_exec) - NSK_PROC_ARGS_MAX) {
+		const struct nsk_ev_proc_exec *x = data;
+		size_t n = x->args_len;
+
+		if (n > size - (sizeof(*x) - NSK_PROC_ARGS_MAX))
+			n = size - (sizeof(*x) - NSK_PROC_ARGS_MAX);
+		if (n && (it->args = malloc(n))) {
+			memcpy(it->args, x->args, n);
+			it->args_len = (uint32_t)n;
+		}
+	}
 	push(w, it);
 	if (e->hdr.type == NSK_EV_PROC_EXEC && !w->mev) {
 		for (size_t i = 0; i < sizeof(resnap_ns) / sizeof(resnap_ns[0]); i++) {
@@ -390,6 +424,9 @@ static void *run(void *arg)
 	}
 
 	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+		const uint64_t one = 1;
+		struct exec_told execs[MAX_EXECS];
+		int look, nexecs, urgent;
 		struct epoll_event ev;
 		uint64_t now = nsk_session__now(), next = now + 50000000ull;
 		int timeout, n;
@@ -404,7 +441,24 @@ static void *run(void *arg)
 		pthread_mutex_lock(&w->lock);
 		drain(w);
 		resnap(w, nsk_session__now());
+		look = w->pushed;
+		w->pushed = 0;
+		nexecs = w->nexecs;
+		w->nexecs = 0;
+		memcpy(execs, w->execs, sizeof(execs));
 		pthread_mutex_unlock(&w->lock);
+		urgent = look && __atomic_load_n(&w->prompt, __ATOMIC_ACQUIRE);
+		/* the checks without the lock: the main thread may take what
+		 * is there meanwhile (and judge it itself) */
+		pthread_mutex_lock(&w->check_lock);
+		if (nexecs > MAX_EXECS && w->check)
+			urgent = 1;
+		for (int i = 0; i < nexecs && i < MAX_EXECS && w->check && !urgent; i++)
+			urgent = w->check(w->check_ctx, execs[i].pid, execs[i].time) > 0;
+		pthread_mutex_unlock(&w->check_lock);
+		if (urgent && write(w->urgent, &one, sizeof(one)) < 0) {
+			/* full: the main thread has not read it yet, and will */
+		}
 		/* A perf event that hangs up (its CPU gone) stays readable
 		 * for ever: drained above, it is taken out of the set, or
 		 * this thread would spin until the end of the recording. */
@@ -428,12 +482,16 @@ int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&w->lock, NULL);
+	pthread_mutex_init(&w->check_lock, NULL);
 	w->mev = mev;
 	nsk_followed__init(&w->followed, targets_fd);
 	w->ep = epoll_create1(EPOLL_CLOEXEC);
 	w->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	w->urgent = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	/* maps from /proc: read while the process lives */
+	w->prompt = !mev;
 	err = nsk_ringbuf__new(ringbuf_map_fd, on_event, w, &w->rb);
-	if (!err && (w->ep < 0 || w->wake < 0))
+	if (!err && (w->ep < 0 || w->wake < 0 || w->urgent < 0))
 		err = -errno;
 	if (err) {
 		nsk_proc_watch__free(w);
@@ -442,8 +500,7 @@ int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
 	/* data.fd names the fd (-1: the ring buffer, never taken out) */
 	ev.data.fd = -1;
 	epoll_ctl(w->ep, EPOLL_CTL_ADD, nsk_ringbuf__fd(w->rb), &ev);
-	/* -2: the wake-up, written once, when the thread is to stop (the
-	 * epoll set is also the main loop's: it must stay quiet until then) */
+	/* -2: the wake-up, written once, when the thread is to stop */
 	ev.data.fd = -2;
 	epoll_ctl(w->ep, EPOLL_CTL_ADD, w->wake, &ev);
 	nfds = mev ? nsk_mmap_events__fds(mev, &fds) : 0;
@@ -461,16 +518,36 @@ int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
 	return 0;
 }
 
-int nsk_proc_watch__epoll_fd(const struct nsk_proc_watch *w)
+int nsk_proc_watch__urgent_fd(const struct nsk_proc_watch *w)
 {
-	return w->ep;
+	return w->urgent;
+}
+
+void nsk_proc_watch__set_prompt(struct nsk_proc_watch *w)
+{
+	__atomic_store_n(&w->prompt, 1, __ATOMIC_RELEASE);
+}
+
+void nsk_proc_watch__set_check(struct nsk_proc_watch *w, nsk_proc_check_fn fn,
+			       void *ctx)
+{
+	/* waits for a check running with the one before */
+	pthread_mutex_lock(&w->check_lock);
+	w->check = fn;
+	w->check_ctx = ctx;
+	pthread_mutex_unlock(&w->check_lock);
 }
 
 struct nsk_proc_item *nsk_proc_watch__take(struct nsk_proc_watch *w)
 {
 	struct nsk_proc_item *list;
+	uint64_t v;
 	size_t n = 0;
 
+	/* read before the drain: an urgent exec after it wakes the loop again */
+	if (read(w->urgent, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing was urgent */
+	}
 	pthread_mutex_lock(&w->lock);
 	drain(w);
 	list = w->head;
@@ -486,6 +563,7 @@ void nsk_proc_item__free(struct nsk_proc_item *it)
 	if (!it)
 		return;
 	free(it->maps);
+	free(it->args);
 	free((char *)it->map.path);
 	if (it->map_fd >= 0) {
 		close(it->map_fd);
@@ -531,6 +609,9 @@ void nsk_proc_watch__free(struct nsk_proc_watch *w)
 		close(w->ep);
 	if (w->wake >= 0)
 		close(w->wake);
+	if (w->urgent >= 0)
+		close(w->urgent);
 	pthread_mutex_destroy(&w->lock);
+	pthread_mutex_destroy(&w->check_lock);
 	free(w);
 }

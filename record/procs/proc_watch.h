@@ -36,6 +36,9 @@ struct nsk_proc_item {
 	uint64_t maps_at;      /* CLOCK_MONOTONIC ns when the read began */
 	struct nsk_mmap_ev map; /* the others; map.path is owned */
 	int map_fd;	       /* the mapped file, opened as it was mapped, or -1 */
+	char *args;	       /* an exec's arguments as the kernel read them
+				* (NUL after each), or NULL */
+	uint32_t args_len;
 };
 
 /* The time an item happened, for ordering. */
@@ -47,8 +50,23 @@ uint64_t nsk_proc_item__time(const struct nsk_proc_item *it);
  * targets_fd -1 keeps every record (record -a). */
 int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
 			  int targets_fd, struct nsk_proc_watch **out);
-/* Becomes readable when events arrive (for the main event loop). */
-int nsk_proc_watch__epoll_fd(const struct nsk_proc_watch *w);
+/* Whether the main thread must handle the exec of pid at time at once
+ * (> 0), or may wait for its next look (0): called from the watcher's
+ * thread, as the exec is told of, without the watcher's lock. */
+typedef int (*nsk_proc_check_fn)(void *ctx, uint32_t pid, uint64_t time);
+
+/* Becomes readable when the main thread must take what arrived now (for
+ * the main event loop): an exec the check asks for, or every event once
+ * prompt.  Otherwise what arrives waits for the main thread's next look
+ * (its tick, or a stack it resolves): woken for every exec, it slowed a
+ * loop of fork and exec of /bin/true by ~25 us a program. */
+int nsk_proc_watch__urgent_fd(const struct nsk_proc_watch *w);
+/* Every event is urgent from now on (allocator uprobes for each new
+ * process; maps read from /proc). */
+void nsk_proc_watch__set_prompt(struct nsk_proc_watch *w);
+/* The check of every exec from now on; fn NULL: none. */
+void nsk_proc_watch__set_check(struct nsk_proc_watch *w, nsk_proc_check_fn fn,
+			       void *ctx);
 /* Everything that arrived so far, oldest first (the ring buffer is drained
  * first, so no event the kernel wrote before the call is missed). */
 struct nsk_proc_item *nsk_proc_watch__take(struct nsk_proc_watch *w);

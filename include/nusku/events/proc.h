@@ -26,4 +26,21 @@ struct nsk_ev_proc {
 
 _Static_assert(sizeof(struct nsk_ev_proc) == 56, "nsk_ev_proc size");
 
+/* Bytes of a new program's arguments an exec event carries at most: what
+ * /proc/PID/cmdline would say, read by the kernel side at the exec, so a
+ * program gone a millisecond later keeps its command line. */
+#define NSK_PROC_ARGS_MAX 4096
+
+/* An exec (hdr.type NSK_EV_PROC_EXEC): the event, then args_len bytes of
+ * arguments, NUL after each; hdr.size counts only the bytes sent. */
+struct nsk_ev_proc_exec {
+	struct nsk_ev_proc proc;
+	__u32 args_len;
+	__u32 pad;
+	char args[NSK_PROC_ARGS_MAX];
+};
+
+_Static_assert(sizeof(struct nsk_ev_proc_exec) == 56 + 8 + NSK_PROC_ARGS_MAX,
+	       "nsk_ev_proc_exec size");
+
 #endif
