@@ -166,6 +166,16 @@ cleanup:
 	return ok;
 }
 
+/* The verdict on the executable open at fd (st its status). */
+static int judge(int fd, const struct stat *st, char *why, size_t whylen)
+{
+	if (st->st_mode & (S_ISUID | S_ISGID)) {
+		snprintf(why, whylen, "set-user-ID or set-group-ID");
+		return 0;
+	}
+	return elf_ok(fd, why, whylen);
+}
+
 int nsk_alloc_sampler__resolve(const char *path, char *out, size_t outlen)
 {
 	char next[PATH_MAX];
@@ -230,20 +240,17 @@ static void judged_now(struct nsk_alloc_sampler_memo *memo, const struct stat *s
 	snprintf(j->why, sizeof(j->why), "%s", why);
 }
 
-int nsk_alloc_sampler__program_ok(const char *path, struct nsk_alloc_sampler_memo *memo,
-				  char *why, size_t whylen)
+/* The verdict on the ELF executable at elf, from memo when its file was
+ * judged before (memo may be NULL). */
+static int elf_file_ok(const char *elf, struct nsk_alloc_sampler_memo *memo, char *why,
+		       size_t whylen)
 {
 	const struct nsk_sampler_judged *j;
-	char elf[PATH_MAX];
 	struct stat st;
 	int fd, ok;
 
-	*why = '\0';
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
-	ok = nsk_alloc_sampler__resolve(path, elf, sizeof(elf));
-	if (ok)
-		return ok;
 	fd = open(elf, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -253,16 +260,22 @@ int nsk_alloc_sampler__program_ok(const char *path, struct nsk_alloc_sampler_mem
 		ok = j->ok;
 		snprintf(why, whylen, "%s", j->why);
 	} else {
-		if (st.st_mode & (S_ISUID | S_ISGID)) {
-			snprintf(why, whylen, "set-user-ID or set-group-ID");
-			ok = 0;
-		} else {
-			ok = elf_ok(fd, why, whylen);
-		}
+		ok = judge(fd, &st, why, whylen);
 		judged_now(memo, &st, ok, why);
 	}
 	close(fd);
 	return ok;
+}
+
+int nsk_alloc_sampler__program_ok(const char *path, struct nsk_alloc_sampler_memo *memo,
+				  char *why, size_t whylen)
+{
+	char elf[PATH_MAX];
+	int ok;
+
+	*why = '\0';
+	ok = nsk_alloc_sampler__resolve(path, elf, sizeof(elf));
+	return ok ? ok : elf_file_ok(elf, memo, why, whylen);
 }
 
 /* Whether the NUL-separated environment env (len bytes) preloads lib. */
@@ -360,8 +373,11 @@ int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib,
 		ok = sec > 0 ? 0 : sec;
 		goto cleanup;
 	}
+	/* never a #! file (the kernel ran its interpreter): nothing to
+	 * follow, and one open of it (each is a walk of /proc with a ptrace
+	 * check) */
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
-	ok = nsk_alloc_sampler__program_ok(path, memo, why, whylen);
+	ok = elf_file_ok(path, memo, why, whylen);
 cleanup:
 	/* A process that exits while it is looked at fails every check
 	 * after its exit (its root, its environment read empty): gone, not
