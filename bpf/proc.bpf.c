@@ -38,6 +38,12 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 inherit = 1;
+/* The recorder's mount namespace (its inode number) and root directory
+ * (inode, and device as the kernel numbers it): an exec in both is
+ * NSK_EV_EXEC_SAME_ROOT.  0: not known. */
+const volatile __u32 own_mntns = 0;
+const volatile __u64 own_root_ino = 0;
+const volatile __u32 own_root_dev = 0;
 __u32 prompt; /* a fork wakes the recorder: see above (nsk_proc__prompt) */
 
 struct {
@@ -147,7 +153,13 @@ int BPF_PROG(nsk_proc_exec, struct task_struct *p, pid_t old_pid,
 	if (!start || bpf_probe_read_user(x->args, len, (void *)start))
 		len = 0;
 	x->args_len = (__u32)len;
-	x->pad = 0;
+	x->exec_flags = 0;
+	if (BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec))
+		x->exec_flags |= NSK_EV_EXEC_SECURE;
+	if (own_mntns && BPF_CORE_READ(p, nsproxy, mnt_ns, ns.inum) == own_mntns &&
+	    BPF_CORE_READ(p, fs, root.dentry, d_inode, i_ino) == own_root_ino &&
+	    BPF_CORE_READ(p, fs, root.dentry, d_sb, s_dev) == own_root_dev)
+		x->exec_flags |= NSK_EV_EXEC_SAME_ROOT;
 	len += sizeof(*x) - NSK_PROC_ARGS_MAX;
 	e->hdr.size = (__u32)len;
 	/* the forks before it did not wake the recorder */

@@ -806,13 +806,13 @@ static void alloc_stop(void *state)
 /* On the process watcher's thread: the exec of pid judged now, while the
  * process lives; > 0 when the sampler does not reach it (the main thread
  * then gives it uprobes at once). */
-static int exec_check(void *ctx, uint32_t pid, uint64_t time)
+static int exec_check(void *ctx, uint32_t pid, uint64_t time, uint32_t exec_flags)
 {
 	struct alloc_state *st = ctx;
 	struct exec_verdict v = { .pid = pid, .time = time };
 
-	v.ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, &st->watch_judged,
-					     v.why, sizeof(v.why));
+	v.ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, 1, exec_flags,
+					     &st->watch_judged, v.why, sizeof(v.why));
 	if (v.ok == -ENOENT || v.ok == -ESRCH)
 		return 0; /* gone already: nothing to probe */
 	pthread_mutex_lock(&st->verdict_lock);
@@ -1040,8 +1040,8 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid,
 			return nsk_pidset__add(&st->covered, pid);
 		if (how != NSK_PROC_EXECED ||
 		    !verdict_take(st, pid, time, &ok, why, sizeof(why)))
-			ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, &st->judged,
-							   why, sizeof(why));
+			ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, 0, 0,
+							   &st->judged, why, sizeof(why));
 
 		if (ok == -ENOENT || ok == -ESRCH)
 			return 0; /* already gone */

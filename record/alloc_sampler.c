@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "nusku/events/sampler.h"
+#include "nusku/events/proc.h"
 #include "record/alloc_sampler.h"
 #include "record/session_int.h"
 
@@ -332,9 +333,9 @@ int nsk_alloc_sampler__parent(uint32_t pid, uint32_t *ppid)
 	return 0;
 }
 
-int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib,
-				  struct nsk_alloc_sampler_memo *memo, char *why,
-				  size_t whylen)
+int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, int told,
+				  uint32_t exec_flags, struct nsk_alloc_sampler_memo *memo,
+				  char *why, size_t whylen)
 {
 	char path[64], *buf;
 	ssize_t n;
@@ -361,12 +362,13 @@ int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib,
 		ok = 0;
 		goto cleanup;
 	}
-	if (!same_file_inside(pid, lib)) {
+	/* in our mount namespace and root, the path is the file we see */
+	if (!(told && (exec_flags & NSK_EV_EXEC_SAME_ROOT)) && !same_file_inside(pid, lib)) {
 		snprintf(why, whylen, "the sampler is not in its mount namespace");
 		ok = 0;
 		goto cleanup;
 	}
-	sec = secure_mode(pid);
+	sec = told ? !!(exec_flags & NSK_EV_EXEC_SECURE) : secure_mode(pid);
 	if (sec) {
 		if (sec > 0)
 			snprintf(why, whylen, "runs in secure mode (set-user-ID)");

@@ -61,9 +61,10 @@ int nsk_alloc_sampler__parent(uint32_t pid, uint32_t *ppid);
  * environment preloads it, the library is the same file under the
  * process's root, its executable can load it, and it runs in non-secure
  * mode; 0 when not (why says why); negative errno when the process is
- * gone. */
-int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib,
-				  struct nsk_alloc_sampler_memo *memo, char *why,
-				  size_t whylen);
+ * gone.  exec_flags: what the exec's event said (NSK_EV_EXEC_* of
+ * nusku/events/proc.h), when told is set; otherwise /proc says it. */
+int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, int told,
+				  uint32_t exec_flags, struct nsk_alloc_sampler_memo *memo,
+				  char *why, size_t whylen);
 
 #endif

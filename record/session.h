@@ -243,9 +243,11 @@ void nsk_session__prompt_procs(struct nsk_session *s);
 /* Whether the main thread must handle a target's exec at once (> 0: its
  * on_process runs before the new program runs far) or may wait for its
  * next look (0).  Runs on the process watcher's thread as the exec is told
- * of, with the ctx given, the pid and the exec's time (on_process gets the
- * same): no state of the main thread. */
-typedef int (*nsk_session_exec_check_fn)(void *ctx, uint32_t pid, uint64_t time);
+ * of, with the ctx given, the pid, the exec's time (on_process gets the
+ * same) and what the kernel side saw of it (exec_flags, NSK_EV_EXEC_* of
+ * nusku/events/proc.h): no state of the main thread. */
+typedef int (*nsk_session_exec_check_fn)(void *ctx, uint32_t pid, uint64_t time,
+					 uint32_t exec_flags);
 
 /* Every exec of a target is checked with fn from now on (fn NULL: none),
  * instead of waking the main thread for each.  Main thread, or a signal's

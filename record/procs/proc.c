@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -582,6 +584,20 @@ static void note_maps_source(struct nsk_session *s, int err)
 	s->sink.emit(s->sink.ctx, &rec);
 }
 
+/* The recorder's mount namespace and root, for the exec events' "same
+ * root" (bpf/proc.bpf.c); left 0 (never the same) when not readable. */
+static void own_root(struct proc_bpf *skel)
+{
+	struct stat ns, root;
+
+	if (stat("/proc/self/ns/mnt", &ns) || stat("/", &root))
+		return;
+	skel->rodata->own_mntns = (uint32_t)ns.st_ino;
+	skel->rodata->own_root_ino = (uint64_t)root.st_ino;
+	/* the kernel's numbering of a device: major << 20 | minor */
+	skel->rodata->own_root_dev = (uint32_t)(major(root.st_dev) << 20 | minor(root.st_dev));
+}
+
 int nsk_proc__start(struct nsk_session *s)
 {
 	struct nsk_mmap_events *mev;
@@ -594,6 +610,7 @@ int nsk_proc__start(struct nsk_session *s)
 					 strerror(errno));
 	s->proc_skel = (struct proc_bpf *)skel;
 	skel->rodata->inherit = s->opts.inherit ? 1 : 0;
+	own_root(skel);
 	skel->rodata->nsk_all_but = nsk_session__all_but(s);
 	err = bpf_map__reuse_fd(skel->maps.nsk_targets, s->targets_fd);
 	if (!err)

@@ -36,6 +36,7 @@
 
 struct exec_told {
 	uint32_t pid;
+	uint32_t flags; /* exec_flags */
 	uint64_t time;
 };
 /* Records of processes not known to be followed, held while one drain reads
@@ -138,16 +139,15 @@ static int on_event(void *ctx, void *data, size_t size)
 		return 0; /* the event is lost; so would be the recording */
 	it->ev = *e;
 	it->map_fd = -1;
-	if (e->hdr.type == NSK_EV_PROC_EXEC) {
-		if (w->nexecs < MAX_EXECS)
-			w->execs[w->nexecs++] = (struct exec_told){ e->pid, e->time };
-		else
-			w->nexecs = MAX_EXECS + 1;
-	}
 	if (e->hdr.type == NSK_EV_PROC_EXEC &&
 	    size >= sizeof(struct nsk_ev_proc_exec) - NSK_PROC_ARGS_MAX) {
 		const struct nsk_ev_proc_exec *x = data;
 		size_t n = x->args_len;
+
+		if (w->nexecs < MAX_EXECS)
+			w->execs[w->nexecs++] = (struct exec_told){ e->pid, x->exec_flags, e->time };
+		else
+			w->nexecs = MAX_EXECS + 1;
 
 		if (n > size - (sizeof(*x) - NSK_PROC_ARGS_MAX))
 			n = size - (sizeof(*x) - NSK_PROC_ARGS_MAX);
@@ -454,7 +454,8 @@ static void *run(void *arg)
 		if (nexecs > MAX_EXECS && w->check)
 			urgent = 1;
 		for (int i = 0; i < nexecs && i < MAX_EXECS && w->check && !urgent; i++)
-			urgent = w->check(w->check_ctx, execs[i].pid, execs[i].time) > 0;
+			urgent = w->check(w->check_ctx, execs[i].pid, execs[i].time,
+					  execs[i].flags) > 0;
 		pthread_mutex_unlock(&w->check_lock);
 		if (urgent && write(w->urgent, &one, sizeof(one)) < 0) {
 			/* full: the main thread has not read it yet, and will */

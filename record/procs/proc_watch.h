@@ -50,10 +50,12 @@ uint64_t nsk_proc_item__time(const struct nsk_proc_item *it);
  * targets_fd -1 keeps every record (record -a). */
 int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
 			  int targets_fd, struct nsk_proc_watch **out);
-/* Whether the main thread must handle the exec of pid at time at once
- * (> 0), or may wait for its next look (0): called from the watcher's
- * thread, as the exec is told of, without the watcher's lock. */
-typedef int (*nsk_proc_check_fn)(void *ctx, uint32_t pid, uint64_t time);
+/* Whether the main thread must handle the exec of pid at time (its event's
+ * exec_flags) at once (> 0), or may wait for its next look (0): called
+ * from the watcher's thread, as the exec is told of, without the
+ * watcher's lock. */
+typedef int (*nsk_proc_check_fn)(void *ctx, uint32_t pid, uint64_t time,
+				 uint32_t exec_flags);
 
 /* Becomes readable when the main thread must take what arrived now (for
  * the main event loop): an exec the check asks for, or every event once

@@ -31,12 +31,17 @@ _Static_assert(sizeof(struct nsk_ev_proc) == 56, "nsk_ev_proc size");
  * program gone a millisecond later keeps its command line. */
 #define NSK_PROC_ARGS_MAX 4096
 
+/* exec_flags: what the kernel side saw of the exec, so user space need
+ * not ask /proc (a walk with a ptrace check each) while the loader runs */
+#define NSK_EV_EXEC_SECURE 1u	 /* secure mode (set-user-ID, file caps) */
+#define NSK_EV_EXEC_SAME_ROOT 2u /* the recorder's mount namespace and root */
+
 /* An exec (hdr.type NSK_EV_PROC_EXEC): the event, then args_len bytes of
  * arguments, NUL after each; hdr.size counts only the bytes sent. */
 struct nsk_ev_proc_exec {
 	struct nsk_ev_proc proc;
 	__u32 args_len;
-	__u32 pad;
+	__u32 exec_flags; /* NSK_EV_EXEC_* */
 	char args[NSK_PROC_ARGS_MAX];
 };
 
