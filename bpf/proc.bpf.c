@@ -52,7 +52,8 @@ struct {
 } proc_events SEC(".maps");
 
 /* An exec event is built here, then sent with only the argument bytes
- * it holds (an exec is not preempted: tp_btf runs with preemption off). */
+ * it holds (one per CPU: a tracepoint program is not preempted on its CPU
+ * by another exec). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
