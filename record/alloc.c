@@ -1026,17 +1026,14 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid,
 	if (err)
 		return err;
 	if (st->sampler) {
-		uint32_t ppid;
 		int ok;
 
 		/* A fork is a copy of its parent, sampler and all; judged by its
 		 * own maps and environment it might not look so: it may be in an
 		 * exec already, between the new image and its environment (an
 		 * empty environ), and that exec is judged when it is told of. */
-		ppid = how == NSK_PROC_FORKED ? nsk_session__parent(s, pid) : 0;
-		if (how == NSK_PROC_FORKED && !ppid && nsk_alloc_sampler__parent(pid, &ppid))
-			ppid = 0;
-		if (ppid && nsk_pidset__has(&st->covered, ppid))
+		if (how == NSK_PROC_FORKED &&
+		    nsk_pidset__has(&st->covered, nsk_session__parent(s, pid)))
 			return nsk_pidset__add(&st->covered, pid);
 		if (how != NSK_PROC_EXECED ||
 		    !verdict_take(st, pid, time, &ok, why, sizeof(why)))

@@ -317,22 +317,6 @@ static int same_file_inside(uint32_t pid, const char *lib)
 	       ours.st_ino == theirs.st_ino;
 }
 
-int nsk_alloc_sampler__parent(uint32_t pid, uint32_t *ppid)
-{
-	char path[64], buf[4096], *p;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	n = nsk_read_file(path, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return (int)n;
-	buf[n] = '\0';
-	p = strstr(buf, "\nPPid:");
-	if (!p || sscanf(p + 7, "%u", ppid) != 1)
-		return -ESRCH; /* gone meanwhile: an empty file */
-	return 0;
-}
-
 int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, int told,
 				  uint32_t exec_flags, struct nsk_alloc_sampler_memo *memo,
 				  char *why, size_t whylen)

@@ -54,9 +54,6 @@ int nsk_alloc_sampler__resolve(const char *path, char *out, size_t outlen);
 int nsk_alloc_sampler__program_ok(const char *path, struct nsk_alloc_sampler_memo *memo,
 				  char *why, size_t whylen);
 
-/* The parent of pid, from /proc/PID/status; -errno when gone. */
-int nsk_alloc_sampler__parent(uint32_t pid, uint32_t *ppid);
-
 /* 1 when process pid loads the library at lib as its loader starts: its
  * environment preloads it, the library is the same file under the
  * process's root, its executable can load it, and it runs in non-secure

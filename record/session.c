@@ -715,6 +715,13 @@ void nsk_session__check_execs(struct nsk_session *s, nsk_session_exec_check_fn f
 	nsk_proc__set_exec_check(s, fn, ctx);
 }
 
+uint32_t nsk_session__parent(struct nsk_session *s, uint32_t pid)
+{
+	const struct nsk_proc *p = nsk_proc__get(s, pid, 0);
+
+	return p ? p->ppid : 0;
+}
+
 /* While the program runs this thread holds its records back (spill.h:
  * nsk_spill__hold): handled beside the program, they slowed it whatever
  * this thread's priority.  With --give-way it runs at SCHED_IDLE instead,

@@ -217,8 +217,8 @@ int nsk_session__launch_env(struct nsk_session *s, const char *name,
  * written so far: before a signal uses what it keeps per process. */
 void nsk_session__sync_procs(struct nsk_session *s);
 
-/* The parent of process pid as its fork was told (no /proc read), 0 when
- * not known.  Main thread. */
+/* The parent of process pid as its fork was told (no /proc read; a
+ * forked process is told of with it), 0 when not known.  Main thread. */
 uint32_t nsk_session__parent(struct nsk_session *s, uint32_t pid);
 
 /* Bytes of user stack a signal should copy for this recording: 0 under

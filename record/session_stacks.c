@@ -136,13 +136,6 @@ uint32_t nsk_session__ustack_bytes(const struct nsk_session *s)
 	return n > NSK_USTACK_MAX ? NSK_USTACK_MAX : n;
 }
 
-uint32_t nsk_session__parent(struct nsk_session *s, uint32_t pid)
-{
-	const struct nsk_proc *p = nsk_proc__get(s, pid, 0);
-
-	return p ? p->ppid : 0;
-}
-
 const char *nsk_session__module_of(struct nsk_session *s, uint32_t pid,
 				   uint64_t time, uint64_t addr)
 {

@@ -318,6 +318,7 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 	} else {
 		const struct nsk_proc *from =
 			how == NSK_PROC_FORKED ? nsk_proc__get(s, ppid, 0) : NULL;
+		const char *src = NULL;
 
 		if (comm)
 			snprintf(name, sizeof(name), "%.15s", comm);
@@ -327,11 +328,15 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 		 * a fork's child runs its parent's program, arguments and all
 		 * (by now it may be another program, or gone); else /proc. */
 		if (how == NSK_PROC_EXECED && it && it->args) {
-			n = it->args_len < sizeof(cmdline) ? it->args_len : sizeof(cmdline);
-			memcpy(cmdline, it->args, (size_t)n);
+			src = it->args;
+			n = it->args_len;
 		} else if (from && from->cmdline) {
-			n = from->cmdline_len < sizeof(cmdline) ? from->cmdline_len : sizeof(cmdline);
-			memcpy(cmdline, from->cmdline, (size_t)n);
+			src = from->cmdline;
+			n = from->cmdline_len;
+		}
+		if (src) {
+			n = n < (ssize_t)sizeof(cmdline) ? n : (ssize_t)sizeof(cmdline);
+			memcpy(cmdline, src, (size_t)n);
 		} else {
 			snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
 			n = nsk_read_file(path, cmdline, sizeof(cmdline));
