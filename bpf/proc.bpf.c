@@ -5,12 +5,15 @@
  * child's tgid is put in nsk_targets before the child first runs, so no
  * sample, allocation or syscall of the child can be missed (user space
  * would always be late).  Each event also goes to a ring buffer; an exec's
- * carries the new program's arguments.  An exec wakes the recorder's
- * watcher (only it: record/procs/proc_watch.h), which then holds the new
- * program's file while the process lives (a program gone a millisecond
- * later, its binary deleted or in a mount namespace of its own, is still
- * read); the kernel
- * has written the file's mapping record by then.  A fork wakes it only
+ * carries the new program's arguments.  An exec of a file the recorder
+ * does not hold yet wakes the recorder's watcher (only it:
+ * record/procs/proc_watch.h), which then holds the new program's file
+ * while the process lives (a program gone a millisecond later, its binary
+ * deleted or in a mount namespace of its own, is still read); the kernel
+ * has written the file's mapping record by then.  An exec of a file held
+ * already wakes it only for the exec check, when that runs and the exec
+ * does not pass it here (exec_wakes); otherwise the watcher reads it at
+ * its next look (50 ms at most).  A fork wakes it only
  * when the recorder asks (prompt): a wakeup is an interrupt to another
  * CPU, paid by the process (nsk_proc_fork ran ~10.6 us with it, 1.5
  * without, beside a make -j2 here).  Prompt is for what must act before a
@@ -60,6 +63,44 @@ struct {
 	__type(key, __u32);
 	__type(value, struct nsk_ev_proc_exec);
 } exec_scratch SEC(".maps");
+
+/* Files the recorder holds open, by identity (record/procs/proc_watch.c
+ * writes them): an exec of one of them need not wake the watcher, whose
+ * prompt look was only to hold the file before a short-lived process is
+ * gone and its file deleted.  A build runs the same cc1 and as again and
+ * again: the wakeup was ~40 us of a fork and exec of /bin/true. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct nsk_exe_id);
+	__type(value, __u32);
+} exe_held SEC(".maps");
+
+/* Programs whose files passed the exec check (nsk_proc__exec_passes). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct nsk_exe_id);
+	__type(value, __u32);
+} exe_passed SEC(".maps");
+
+/* Set while an exec check runs (nsk_proc__set_exec_check): an exec wakes
+ * the watcher for it unless it passes here, which asks that its
+ * environment preloads preload_path (written first). */
+__u32 exec_check_on;
+char preload_path[NSK_PRELOAD_PATH_MAX];
+
+/* The environment of an exec, searched (one per CPU, as exec_scratch). */
+struct env_scratch {
+	char env[NSK_EXEC_ENV_MAX + 16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct env_scratch);
+} env_scratch SEC(".maps");
 
 /* Events the ring buffer had no room for (one counter, per CPU). */
 struct {
@@ -123,6 +164,138 @@ int BPF_PROG(nsk_proc_fork, struct task_struct *parent, struct task_struct *chil
 	return 0;
 }
 
+/* The string kfuncs (Linux 6.17): where they are missing every exec
+ * under a check wakes the watcher, as before. */
+extern int bpf_strnlen(const char *s__ign, size_t count) __ksym __weak;
+extern int bpf_strstr(const char *s1__ign, const char *s2__ign) __ksym __weak;
+#ifndef bpf_ksym_exists
+#define bpf_ksym_exists(sym) (!!(sym))
+#endif
+
+struct env_walk {
+	__u32 pos, len;
+	int found;
+};
+
+/* One string of the environment: LD_PRELOAD naming preload_path ends the
+ * walk found, as record/alloc_sampler.c's env_preloads would. */
+static long env_one(__u32 i, void *data)
+{
+	struct env_walk *w = data;
+	struct env_scratch *e;
+	__u32 zero = 0, pos = w->pos;
+	const char *str;
+	int n;
+
+	if (pos >= w->len || pos >= NSK_EXEC_ENV_MAX)
+		return 1;
+	e = bpf_map_lookup_elem(&env_scratch, &zero);
+	if (!e)
+		return 1;
+	str = &e->env[pos];
+	if (!bpf_strncmp(str, 11, "LD_PRELOAD=") && bpf_strstr(str + 11, preload_path) >= 0) {
+		w->found = 1;
+		return 1;
+	}
+	n = bpf_strnlen(str, w->len - pos);
+	if (n < 0)
+		return 1;
+	w->pos = pos + (__u32)n + 1;
+	return 0;
+}
+
+/* Whether the environment p's exec left preloads preload_path, from its
+ * first NSK_EXEC_ENV_MAX bytes (no: a longer one is not searched). */
+static __always_inline int env_preloads(struct task_struct *p)
+{
+	struct env_walk w = { 0 };
+	struct env_scratch *e;
+	__u64 start, len;
+	__u32 zero = 0;
+
+	if (!bpf_ksym_exists(bpf_strnlen) || !bpf_ksym_exists(bpf_strstr))
+		return 0;
+	e = bpf_map_lookup_elem(&env_scratch, &zero);
+	if (!e)
+		return 0;
+	start = BPF_CORE_READ(p, mm, env_start);
+	len = BPF_CORE_READ(p, mm, env_end) - start;
+	if (!start || !len || len > NSK_EXEC_ENV_MAX)
+		return 0;
+	if (bpf_probe_read_user(e->env, len, (void *)start))
+		return 0;
+	e->env[len & (NSK_EXEC_ENV_MAX - 1)] = 0; /* the exec ended it with one */
+	w.len = (__u32)len;
+	bpf_loop(NSK_EXEC_ENV_MAX / 2, env_one, &w, 0);
+	return w.found;
+}
+
+/* Newer kernels keep an inode's times as seconds and nanoseconds apart
+ * (6.11); older ones in a timespec64, named __i_ctime from 6.6. */
+struct inode___split {
+	time64_t i_ctime_sec;
+	u32 i_ctime_nsec;
+} __attribute__((preserve_access_index));
+struct inode___hidden {
+	struct timespec64 __i_ctime;
+} __attribute__((preserve_access_index));
+struct inode___plain {
+	struct timespec64 i_ctime;
+} __attribute__((preserve_access_index));
+
+/* The identity of the file an exec runs; 0 when it cannot be had. */
+static __always_inline int exe_id(struct linux_binprm *bprm, struct nsk_exe_id *id)
+{
+	struct inode *ino = BPF_CORE_READ(bprm, file, f_inode);
+
+	if (!ino)
+		return 0;
+	id->ino = BPF_CORE_READ(ino, i_ino);
+	id->dev = BPF_CORE_READ(ino, i_sb, s_dev);
+	if (bpf_core_field_exists(struct inode___split, i_ctime_sec)) {
+		struct inode___split *t = (void *)ino;
+
+		id->ctime_sec = BPF_CORE_READ(t, i_ctime_sec);
+		/* the top bit is a flag of multigrain times (6.13,
+		 * I_CTIME_QUERIED); nanoseconds need 30 */
+		id->ctime_nsec = BPF_CORE_READ(t, i_ctime_nsec) & 0x3fffffffu;
+	} else if (bpf_core_field_exists(struct inode___hidden, __i_ctime)) {
+		struct inode___hidden *t = (void *)ino;
+
+		id->ctime_sec = BPF_CORE_READ(t, __i_ctime.tv_sec);
+		id->ctime_nsec = (__u32)BPF_CORE_READ(t, __i_ctime.tv_nsec);
+	} else if (bpf_core_field_exists(struct inode___plain, i_ctime)) {
+		struct inode___plain *t = (void *)ino;
+
+		id->ctime_sec = BPF_CORE_READ(t, i_ctime.tv_sec);
+		id->ctime_nsec = (__u32)BPF_CORE_READ(t, i_ctime.tv_nsec);
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* Whether the exec in x (its flags so far) must wake the watcher now:
+ * its file is not held yet, or an exec check runs that it does not pass
+ * here (then the check reads /proc while the process lives).  Sets
+ * NSK_EV_EXEC_PASSED. */
+static __always_inline int exec_wakes(struct task_struct *p, struct linux_binprm *bprm,
+				      struct nsk_ev_proc_exec *x)
+{
+	struct nsk_exe_id id = { 0 };
+	int held;
+
+	if (!exe_id(bprm, &id))
+		return 1;
+	held = bpf_map_lookup_elem(&exe_held, &id) != 0;
+	if (!*(volatile __u32 *)&exec_check_on)
+		return !held || prompt;
+	if (!(x->exec_flags & NSK_EV_EXEC_SECURE) && (x->exec_flags & NSK_EV_EXEC_SAME_ROOT) &&
+	    bpf_map_lookup_elem(&exe_passed, &id) && env_preloads(p))
+		x->exec_flags |= NSK_EV_EXEC_PASSED;
+	return !held || prompt || !(x->exec_flags & NSK_EV_EXEC_PASSED);
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(nsk_proc_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
@@ -130,7 +303,7 @@ int BPF_PROG(nsk_proc_exec, struct task_struct *p, pid_t old_pid,
 	__u32 tgid = BPF_CORE_READ(p, tgid), zero = 0;
 	struct nsk_ev_proc_exec *x;
 	struct nsk_ev_proc *e;
-	__u64 start, len;
+	__u64 start, len, wake;
 
 	if (!nsk_is_target(tgid))
 		return 0;
@@ -161,10 +334,11 @@ int BPF_PROG(nsk_proc_exec, struct task_struct *p, pid_t old_pid,
 	    BPF_CORE_READ(p, fs, root.dentry, d_inode, i_ino) == own_root_ino &&
 	    BPF_CORE_READ(p, fs, root.dentry, d_sb, s_dev) == own_root_dev)
 		x->exec_flags |= NSK_EV_EXEC_SAME_ROOT;
+	wake = exec_wakes(p, bprm, x) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	len += sizeof(*x) - NSK_PROC_ARGS_MAX;
 	e->hdr.size = (__u32)len;
-	/* the forks before it did not wake the recorder */
-	if (len <= sizeof(*x) && bpf_ringbuf_output(&proc_events, x, len, BPF_RB_FORCE_WAKEUP))
+	/* the forks before it did not wake the recorder either */
+	if (len <= sizeof(*x) && bpf_ringbuf_output(&proc_events, x, len, wake))
 		count_lost();
 	return 0;
 }

@@ -784,7 +784,7 @@ static void alloc_stop(void *state)
 	if (!st)
 		return;
 	if (st->checking) /* waits for a check running */
-		nsk_session__check_execs(st->s, NULL, NULL);
+		nsk_session__check_execs(st->s, NULL, NULL, NULL);
 	for (int i = 0; i < 2; i++)
 		bpf_link__destroy(st->sampler_links[i]);
 	if (st->sampler_fd >= 0)
@@ -810,11 +810,16 @@ static int exec_check(void *ctx, uint32_t pid, uint64_t time, uint32_t exec_flag
 {
 	struct alloc_state *st = ctx;
 	struct exec_verdict v = { .pid = pid, .time = time };
+	struct stat exe;
 
 	v.ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, 1, exec_flags,
-					     &st->watch_judged, v.why, sizeof(v.why));
+					     &st->watch_judged, v.why, sizeof(v.why), &exe);
 	if (v.ok == -ENOENT || v.ok == -ESRCH)
 		return 0; /* gone already: nothing to probe */
+	/* its next execs need no look of ours at all (the kernel side
+	 * checks the rest: environment, root, secure mode) */
+	if (v.ok == 1 && exe.st_ino)
+		nsk_session__exec_passes(st->s, &exe);
 	pthread_mutex_lock(&st->verdict_lock);
 	st->verdicts[st->next_verdict++ % NSK_ALLOC_VERDICTS] = v;
 	pthread_mutex_unlock(&st->verdict_lock);
@@ -966,7 +971,7 @@ static int alloc_start(struct nsk_session *s, void **state)
 		if (err > 0) {
 			st->sampler = 1;
 			st->checking = 1;
-			nsk_session__check_execs(s, exec_check, st);
+			nsk_session__check_execs(s, exec_check, st, st->sampler_lib);
 			err = 0;
 		} else if (!err && !nsk_alloc_sampler__resolve(path, elf, sizeof(elf))) {
 			err = nsk_alloc_attach__program(st->attach, elf, st->root);
@@ -1038,7 +1043,7 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid,
 		if (how != NSK_PROC_EXECED ||
 		    !verdict_take(st, pid, time, &ok, why, sizeof(why)))
 			ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, 0, 0,
-							   &st->judged, why, sizeof(why));
+							   &st->judged, why, sizeof(why), NULL);
 
 		if (ok == -ENOENT || ok == -ESRCH)
 			return 0; /* already gone */

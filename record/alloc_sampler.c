@@ -242,9 +242,10 @@ static void judged_now(struct nsk_alloc_sampler_memo *memo, const struct stat *s
 }
 
 /* The verdict on the ELF executable at elf, from memo when its file was
- * judged before (memo may be NULL). */
+ * judged before (memo may be NULL); its status in *out (may be NULL) when
+ * it could be had. */
 static int elf_file_ok(const char *elf, struct nsk_alloc_sampler_memo *memo, char *why,
-		       size_t whylen)
+		       size_t whylen, struct stat *out)
 {
 	const struct nsk_sampler_judged *j;
 	struct stat st;
@@ -264,6 +265,8 @@ static int elf_file_ok(const char *elf, struct nsk_alloc_sampler_memo *memo, cha
 		ok = judge(fd, &st, why, whylen);
 		judged_now(memo, &st, ok, why);
 	}
+	if (out && ok >= 0)
+		*out = st;
 	close(fd);
 	return ok;
 }
@@ -276,7 +279,7 @@ int nsk_alloc_sampler__program_ok(const char *path, struct nsk_alloc_sampler_mem
 
 	*why = '\0';
 	ok = nsk_alloc_sampler__resolve(path, elf, sizeof(elf));
-	return ok ? ok : elf_file_ok(elf, memo, why, whylen);
+	return ok ? ok : elf_file_ok(elf, memo, why, whylen, NULL);
 }
 
 /* Whether the NUL-separated environment env (len bytes) preloads lib. */
@@ -319,13 +322,18 @@ static int same_file_inside(uint32_t pid, const char *lib)
 
 int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, int told,
 				  uint32_t exec_flags, struct nsk_alloc_sampler_memo *memo,
-				  char *why, size_t whylen)
+				  char *why, size_t whylen, struct stat *exe)
 {
+	struct stat judged = { 0 };
 	char path[64], *buf;
 	ssize_t n;
 	int ok, sec;
 
 	*why = '\0';
+	if (exe)
+		exe->st_ino = 0;
+	if (told && (exec_flags & NSK_EV_EXEC_PASSED))
+		return 1;
 	/* made once: a fresh MiB for each process was page faults, then an
 	 * munmap whose TLB flush interrupted the other CPUs */
 	if (!memo->buf && !(memo->buf = malloc(1 << 20)))
@@ -363,7 +371,9 @@ int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, int told,
 	 * follow, and one open of it (each is a walk of /proc with a ptrace
 	 * check) */
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
-	ok = elf_file_ok(path, memo, why, whylen);
+	ok = elf_file_ok(path, memo, why, whylen, &judged);
+	if (ok == 1 && exe)
+		*exe = judged;
 cleanup:
 	/* A process that exits while it is looked at fails every check
 	 * after its exit (its root, its environment read empty): gone, not

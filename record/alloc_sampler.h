@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -59,9 +60,12 @@ int nsk_alloc_sampler__program_ok(const char *path, struct nsk_alloc_sampler_mem
  * process's root, its executable can load it, and it runs in non-secure
  * mode; 0 when not (why says why); negative errno when the process is
  * gone.  exec_flags: what the exec's event said (NSK_EV_EXEC_* of
- * nusku/events/proc.h), when told is set; otherwise /proc says it. */
+ * nusku/events/proc.h), when told is set; otherwise /proc says it.  An
+ * exec the kernel side passed (NSK_EV_EXEC_PASSED) is 1 without a look.
+ * When the executable was judged here and passed, *exe (may be NULL) is
+ * its status; else exe->st_ino is 0. */
 int nsk_alloc_sampler__process_ok(uint32_t pid, const char *lib, int told,
 				  uint32_t exec_flags, struct nsk_alloc_sampler_memo *memo,
-				  char *why, size_t whylen);
+				  char *why, size_t whylen, struct stat *exe);
 
 #endif

@@ -710,9 +710,14 @@ void nsk_session__prompt_procs(struct nsk_session *s)
 }
 
 void nsk_session__check_execs(struct nsk_session *s, nsk_session_exec_check_fn fn,
-			      void *ctx)
+			      void *ctx, const char *preload)
 {
-	nsk_proc__set_exec_check(s, fn, ctx);
+	nsk_proc__set_exec_check(s, fn, ctx, preload);
+}
+
+void nsk_session__exec_passes(struct nsk_session *s, const struct stat *st)
+{
+	nsk_proc__exec_passes(s, st);
 }
 
 uint32_t nsk_session__parent(struct nsk_session *s, uint32_t pid)

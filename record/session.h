@@ -11,6 +11,7 @@
 #define NUSKU_RECORD_SESSION_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 #include <bpf/libbpf.h>
 #include <nusku/format.h>
 
@@ -252,9 +253,19 @@ typedef int (*nsk_session_exec_check_fn)(void *ctx, uint32_t pid, uint64_t time,
 /* Every exec of a target is checked with fn from now on (fn NULL: none),
  * instead of waking the main thread for each.  Main thread, or a signal's
  * start(); ctx must outlive the recording's processes (the signal's
- * stop() clears it first). */
+ * stop() clears it first).
+ *
+ * The kernel side passes an exec itself (NSK_EV_EXEC_PASSED: fn then need
+ * not read /proc, and the watcher is not woken for it) when its program's
+ * file was told to nsk_session__exec_passes, its environment's LD_PRELOAD
+ * names preload (NULL: none passes), it runs in the recorder's root and
+ * not in secure mode. */
 void nsk_session__check_execs(struct nsk_session *s, nsk_session_exec_check_fn fn,
-			      void *ctx);
+			      void *ctx, const char *preload);
+
+/* From fn's thread: the program file of status st passed the check; its
+ * later execs may pass in the kernel (above). */
+void nsk_session__exec_passes(struct nsk_session *s, const struct stat *st);
 
 /* Intern a string; writes its STRING record the first time.  0 on error. */
 uint64_t nsk_session__string(struct nsk_session *s, const char *str);

@@ -144,9 +144,11 @@ void nsk_proc__poll(struct nsk_session *s, int final);
 void nsk_proc__sync(struct nsk_session *s);
 /* From now on each process event wakes the recorder (bpf/proc.bpf.c). */
 void nsk_proc__prompt(struct nsk_session *s);
-/* The check of each exec (nsk_session__check_execs). */
+/* The check of each exec (nsk_session__check_execs), and the files that
+ * passed it (nsk_session__exec_passes). */
 void nsk_proc__set_exec_check(struct nsk_session *s, nsk_session_exec_check_fn fn,
-			      void *ctx);
+			      void *ctx, const char *preload);
+void nsk_proc__exec_passes(struct nsk_session *s, const struct stat *st);
 void nsk_proc__stop(struct nsk_session *s);
 struct nsk_proc *nsk_proc__get(struct nsk_session *s, uint32_t pid,
 			       int create);

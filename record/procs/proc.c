@@ -27,6 +27,7 @@
 
 #include "record/stacks/intern.h"
 #include "record/procs/maps.h"
+#include "record/procs/exe_id.h"
 #include "record/procs/proc_watch.h"
 #include "record/session_int.h"
 #include <nusku/events/proc.h>
@@ -634,7 +635,8 @@ int nsk_proc__start(struct nsk_session *s)
 	s->kernel_maps = mev != NULL;
 	if (!mev) /* maps from /proc: read while the process lives */
 		nsk_proc__prompt(s);
-	err = nsk_proc_watch__start(bpf_map__fd(skel->maps.proc_events), mev,
+	err = nsk_proc_watch__start(bpf_map__fd(skel->maps.proc_events),
+				    bpf_map__fd(skel->maps.exe_held), mev,
 				    s->opts.all ? -1 : s->targets_fd, &s->proc_watch);
 	if (err)
 		return nsk_session__fail(s, err, "cannot watch processes: %s",
@@ -651,10 +653,35 @@ void nsk_proc__prompt(struct nsk_session *s)
 }
 
 void nsk_proc__set_exec_check(struct nsk_session *s, nsk_session_exec_check_fn fn,
-			      void *ctx)
+			      void *ctx, const char *preload)
 {
+	struct proc_bpf__bss *bss = s->proc_skel ? s->proc_skel->bss : NULL;
+
+	/* the check first, so an exec the kernel lets pass unwoken finds it
+	 * when the watcher comes round */
 	if (s->proc_watch)
 		nsk_proc_watch__set_check(s->proc_watch, fn, ctx);
+	if (!bss)
+		return;
+	__atomic_store_n(&bss->exec_check_on, 0, __ATOMIC_RELEASE);
+	memset(bss->preload_path, 0, sizeof(bss->preload_path));
+	/* a path too long for the kernel's copy: no exec passes there */
+	if (fn && preload && strlen(preload) < sizeof(bss->preload_path))
+		memcpy(bss->preload_path, preload, strlen(preload));
+	if (fn)
+		__atomic_store_n(&bss->exec_check_on, 1, __ATOMIC_RELEASE);
+}
+
+void nsk_proc__exec_passes(struct nsk_session *s, const struct stat *st)
+{
+	struct nsk_exe_id id;
+	uint32_t one = 1;
+
+	if (!s->proc_skel)
+		return;
+	nsk_exe_id__of(st, &id);
+	/* full: its execs keep going to the check */
+	bpf_map_update_elem(bpf_map__fd(s->proc_skel->maps.exe_passed), &id, &one, BPF_ANY);
 }
 
 void nsk_proc__sync(struct nsk_session *s)

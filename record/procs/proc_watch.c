@@ -22,9 +22,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "record/ringbuf.h"
+#include "record/procs/exe_id.h"
 #include "record/procs/followed.h"
 #include "record/procs/maps.h"
 #include "record/procs/proc_watch.h"
@@ -92,6 +94,7 @@ struct nsk_proc_watch {
 	size_t npending;
 	struct held_file files[HELD_FILES]; /* open addressing by identity */
 	size_t nfiles;
+	int held_map_fd; /* bpf/proc.bpf.c's exe_held, or -1 */
 };
 
 static void push(struct nsk_proc_watch *w, struct nsk_proc_item *it)
@@ -257,6 +260,22 @@ static struct held_file *held_slot(struct nsk_proc_watch *w, const struct nsk_mm
 	return NULL;
 }
 
+/* A file kept for the recording, told to the kernel side: an exec of it
+ * need not wake this thread (bpf/proc.bpf.c exe_held).  Kept means held
+ * open to the end, so its inode stays its own. */
+static void tell_held(struct nsk_proc_watch *w, int fd)
+{
+	struct nsk_exe_id id;
+	struct stat st;
+	uint32_t one = 1;
+
+	if (w->held_map_fd < 0 || fstat(fd, &st))
+		return;
+	nsk_exe_id__of(&st, &id);
+	/* full: its execs keep waking this thread */
+	bpf_map_update_elem(w->held_map_fd, &id, &one, BPF_ANY);
+}
+
 /* The file of a mapping, held: a duplicate of the descriptor kept for its
  * identity, else opened through the mapping (and kept, while there is
  * room; a quarter is left free so a look stays short). */
@@ -280,6 +299,7 @@ static int hold(struct nsk_proc_watch *w, const struct nsk_mmap_ev *ev)
 		if (keep > 0) {
 			*f = (struct held_file){ ev->ino, ev->maj, ev->min, keep };
 			w->nfiles++;
+			tell_held(w, keep);
 		}
 	}
 	return fd;
@@ -469,7 +489,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
+int nsk_proc_watch__start(int ringbuf_map_fd, int held_map_fd, struct nsk_mmap_events *mev,
 			  int targets_fd, struct nsk_proc_watch **out)
 {
 	struct nsk_proc_watch *w = calloc(1, sizeof(*w));
@@ -485,6 +505,7 @@ int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_mutex_init(&w->check_lock, NULL);
 	w->mev = mev;
+	w->held_map_fd = held_map_fd;
 	nsk_followed__init(&w->followed, targets_fd);
 	w->ep = epoll_create1(EPOLL_CLOEXEC);
 	w->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

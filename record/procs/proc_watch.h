@@ -1,9 +1,12 @@
 /* The process-event watcher: a thread that takes fork/exec/exit events off
  * the ring buffer of bpf/proc.bpf.c, and mapping and exec records off the
- * kernel's mmap stream (mmap_events.h), the moment they come.  For each
- * file mapped it opens the file through /proc/PID/map_files while the
- * process lives, so a program that exits a millisecond later, or whose
- * file is deleted, is still read.  The main thread may be busy symbolizing
+ * kernel's mmap stream (mmap_events.h): woken by an exec of a program whose
+ * file it does not hold yet, or that the exec check must see at once,
+ * else every 50 ms.  For each file mapped it opens the file through
+ * /proc/PID/map_files while the process lives, so a program that exits a
+ * millisecond later, or whose file is deleted, is still read; the files
+ * it keeps for the recording it tells the kernel side, whose execs of them
+ * need not wake it.  The main thread may be busy symbolizing
  * for a while; it handles everything in time order (nsk_proc_watch__take).
  *
  * Without the mmap stream (a kernel that refuses it) the watcher instead
@@ -47,8 +50,10 @@ uint64_t nsk_proc_item__time(const struct nsk_proc_item *it);
 /* mev may be NULL (no mmap stream: maps are snapshotted instead); the
  * watcher owns it from now on.  The stream is the machine's: only the
  * records of the targets in the map targets_fd are kept (followed.h);
- * targets_fd -1 keeps every record (record -a). */
-int nsk_proc_watch__start(int ringbuf_map_fd, struct nsk_mmap_events *mev,
+ * targets_fd -1 keeps every record (record -a).  Each file the watcher
+ * keeps open for the recording goes in the map held_map_fd (-1: none), by
+ * its struct nsk_exe_id: an exec of it does not wake the watcher. */
+int nsk_proc_watch__start(int ringbuf_map_fd, int held_map_fd, struct nsk_mmap_events *mev,
 			  int targets_fd, struct nsk_proc_watch **out);
 /* Whether the main thread must handle the exec of pid at time (its event's
  * exec_flags) at once (> 0), or may wait for its next look (0): called

@@ -14,6 +14,28 @@ retry_once "seen once under ASan: part of a static program leak was attributed e
 . "$TOP_SRCDIR/tests/e2e/alloc_lib.sh"
 need_bpf
 
+# Records "$@" in the background, its stdin a fifo, until its stderr ($1)
+# says the fallback ($2, a grep pattern); then lets the program that waits
+# on its stdin (--wait) go, and waits for the recording.
+record_until_said() {
+	err=$1 said=$2
+	shift 2
+	rm -f "$TMPD/go"
+	mkfifo "$TMPD/go"
+	"$NUSKU" record "$@" <"$TMPD/go" >/dev/null 2>"$err" &
+	rec=$!
+	exec 3>"$TMPD/go"
+	i=0
+	until grep -q "$said" "$err"; do
+		i=$((i + 1))
+		[ $i -le 1800 ] || fail "no word of it: $(cat "$err")"
+		sleep 0.1
+	done
+	printf x >&3
+	exec 3>&-
+	wait $rec || fail "record exited $?: $(cat "$err")"
+}
+
 # ---- static: uprobes, said once ---------------------------------------------
 [ -x "$WORKLOADS/alloc_sites_static" ] || skip "no static build of alloc_sites"
 "$NUSKU" record -e alloc --alloc-sample 1 -o "$TMPD/st.nsk" -- "$WORKLOADS/alloc_sites_static" 20 \
@@ -52,6 +74,36 @@ done
 found=$(echo $found | tr ' ' '\n' | sort -n | tr '\n' ' ')
 [ "$found" = "100000 200000 " ] || fail "site_leak per child: '$found', expected 100000 and 200000"
 echo "ok: each child of the script holds its own leak:$found"
+# ---- the same program again, its environment stripped ------------------------------
+# The kernel side lets an exec pass the sampler check without the watcher
+# when its file passed before and its environment still preloads the
+# library (bpf/proc.bpf.c exec_wakes): alloc_sites passes once, then runs
+# with LD_PRELOAD taken out and must get uprobes all the same (it waits
+# until the recorder has said so), then runs again with the sampler.
+cat >"$TMPD/strip.sh" <<EOS
+#!/bin/sh
+"$WORKLOADS/alloc_sites" 10
+sleep 0.2
+env -u LD_PRELOAD "$WORKLOADS/alloc_sites" 20 --wait
+"$WORKLOADS/alloc_sites" 5
+EOS
+chmod +x "$TMPD/strip.sh"
+record_until_said "$TMPD/strip.err" \
+	"alloc_sites (pid [0-9]*) cannot use the sampler (its environment does not preload the sampler)" \
+	-e alloc --alloc-sample 1 -o "$TMPD/strip.nsk" -- "$TMPD/strip.sh"
+[ "$(grep -c 'cannot use the sampler' "$TMPD/strip.err")" = 1 ] ||
+	fail "more than the stripped run fell back: $(cat "$TMPD/strip.err")"
+found=
+for p in $("$NUSKU" report "$TMPD/strip.nsk" --format csv \
+	--sql "SELECT pid FROM alloc GROUP BY pid ORDER BY min(time)" 2>/dev/null | tail -n +2); do
+	"$NUSKU" report "$TMPD/strip.nsk" --by alloc-site --pid "$p" --format csv >"$TMPD/p.csv" 2>/dev/null ||
+		fail "report --pid $p"
+	v=$(site_col "$TMPD/p.csv" site_leak exit_bytes)
+	[ -n "$v" ] && found="$found $v"
+done
+[ "$found" = " 100000 200000 50000" ] || fail "site_leak per run: '$found', expected 100000 200000 50000"
+echo "ok: a program that passed once still falls back without the library:$found"
+
 # ---- a process whose mount namespace hides the library -------------------------
 # (a container): its loader cannot preload it, so it gets uprobes
 command -v unshare >/dev/null || skip "unshare not installed"
@@ -59,22 +111,10 @@ command -v unshare >/dev/null || skip "unshare not installed"
 # its uprobes are in: a process the recorder hears of only after it ended
 # cannot be probed at all.
 lib=$(dirname "$NUSKU")/preload
-mkfifo "$TMPD/go"
-"$NUSKU" record -e alloc --alloc-sample 1 -o "$TMPD/ns.nsk" -- unshare -m sh -c \
-	"mount -t tmpfs none '$lib' && exec '$WORKLOADS/alloc_sites' 20 --wait" \
-	<"$TMPD/go" >/dev/null 2>"$TMPD/ns.err" &
-rec=$!
-exec 3>"$TMPD/go"
-i=0
-until grep -q "alloc_sites (pid [0-9]*) cannot use the sampler (the sampler is not in its mount namespace)" \
-	"$TMPD/ns.err"; do
-	i=$((i + 1))
-	[ $i -le 1800 ] || fail "no word of the hidden library: $(cat "$TMPD/ns.err")"
-	sleep 0.1
-done
-printf x >&3
-exec 3>&-
-wait $rec || fail "record in a mount namespace exited $?: $(cat "$TMPD/ns.err")"
+record_until_said "$TMPD/ns.err" \
+	"alloc_sites (pid [0-9]*) cannot use the sampler (the sampler is not in its mount namespace)" \
+	-e alloc --alloc-sample 1 -o "$TMPD/ns.nsk" -- unshare -m sh -c \
+	"mount -t tmpfs none '$lib' && exec '$WORKLOADS/alloc_sites' 20 --wait"
 "$NUSKU" report "$TMPD/ns.nsk" --by alloc-site --format csv >"$TMPD/ns.csv" 2>/dev/null || fail "report"
 assert_site "$TMPD/ns.csv" site_leak exit_bytes 200000
 echo "ok: a process that cannot see the library is recorded through uprobes"

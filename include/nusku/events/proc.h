@@ -35,6 +35,10 @@ _Static_assert(sizeof(struct nsk_ev_proc) == 56, "nsk_ev_proc size");
  * not ask /proc (a walk with a ptrace check each) while the loader runs */
 #define NSK_EV_EXEC_SECURE 1u	 /* secure mode (set-user-ID, file caps) */
 #define NSK_EV_EXEC_SAME_ROOT 2u /* the recorder's mount namespace and root */
+/* The exec check passed in the kernel: its file passed it before
+ * (exe_passed), and its environment preloads the path the check gave
+ * (preload_path), in the same root, not secure. */
+#define NSK_EV_EXEC_PASSED 4u
 
 /* An exec (hdr.type NSK_EV_PROC_EXEC): the event, then args_len bytes of
  * arguments, NUL after each; hdr.size counts only the bytes sent. */
@@ -47,5 +51,21 @@ struct nsk_ev_proc_exec {
 
 _Static_assert(sizeof(struct nsk_ev_proc_exec) == 56 + 8 + NSK_PROC_ARGS_MAX,
 	       "nsk_ev_proc_exec size");
+
+/* A file's identity as the kernel numbers it (dev: major << 20 | minor),
+ * with its status change time, which any write or chmod moves: the key of
+ * the exec program's maps of files the recorder holds open (exe_held) and
+ * of programs that passed the exec check (exe_passed). */
+struct nsk_exe_id {
+	__u64 ino;
+	__s64 ctime_sec;
+	__u32 ctime_nsec;
+	__u32 dev;
+};
+
+/* The path an exec's environment is searched for (in LD_PRELOAD), NUL
+ * included, and the bytes of environment searched. */
+#define NSK_PRELOAD_PATH_MAX 256
+#define NSK_EXEC_ENV_MAX 8192
 
 #endif
