@@ -1041,9 +1041,16 @@ static int alloc_on_process(struct nsk_session *s, void *state, uint32_t pid,
 		    nsk_pidset__has(&st->covered, nsk_session__parent(s, pid)))
 			return nsk_pidset__add(&st->covered, pid);
 		if (how != NSK_PROC_EXECED ||
-		    !verdict_take(st, pid, time, &ok, why, sizeof(why)))
-			ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, 0, 0,
+		    !verdict_take(st, pid, time, &ok, why, sizeof(why))) {
+			/* what the exec's event said, as the watcher's check
+			 * would have had it */
+			uint32_t flags = 0;
+			int told = how == NSK_PROC_EXECED &&
+				   nsk_session__exec_flags(s, pid, &flags);
+
+			ok = nsk_alloc_sampler__process_ok(pid, st->sampler_lib, told, flags,
 							   &st->judged, why, sizeof(why), NULL);
+		}
 
 		if (ok == -ENOENT || ok == -ESRCH)
 			return 0; /* already gone */

@@ -727,6 +727,17 @@ uint32_t nsk_session__parent(struct nsk_session *s, uint32_t pid)
 	return p ? p->ppid : 0;
 }
 
+int nsk_session__exec_flags(struct nsk_session *s, uint32_t pid, uint32_t *flags)
+{
+	const struct nsk_proc *p = nsk_proc__get(s, pid, 0);
+
+	*flags = 0;
+	if (!p || !p->exec_told)
+		return 0;
+	*flags = p->exec_flags;
+	return 1;
+}
+
 /* While the program runs this thread holds its records back (spill.h:
  * nsk_spill__hold): handled beside the program, they slowed it whatever
  * this thread's priority.  With --give-way it runs at SCHED_IDLE instead,

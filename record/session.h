@@ -222,6 +222,11 @@ void nsk_session__sync_procs(struct nsk_session *s);
  * forked process is told of with it), 0 when not known.  Main thread. */
 uint32_t nsk_session__parent(struct nsk_session *s, uint32_t pid);
 
+/* What the event of pid's latest exec said (NSK_EV_EXEC_* of
+ * nusku/events/proc.h) in *flags: 1, or 0 when no exec event told of it
+ * (*flags 0).  Main thread. */
+int nsk_session__exec_flags(struct nsk_session *s, uint32_t pid, uint32_t *flags);
+
 /* Bytes of user stack a signal should copy for this recording: 0 under
  * --call-graph fp. */
 uint32_t nsk_session__ustack_bytes(const struct nsk_session *s);

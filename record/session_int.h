@@ -42,6 +42,8 @@ struct nsk_proc {
 	struct nsk_aspace *as; /* newest program; ->older before */
 	char *cmdline;	       /* as recorded (a fork's child inherits it) */
 	uint32_t cmdline_len;
+	uint32_t exec_flags;   /* what its exec's event said (NSK_EV_EXEC_*), */
+	int exec_told;	       /* when one did */
 };
 
 struct nsk_session {

@@ -306,6 +306,8 @@ static int announce(struct nsk_session *s, uint32_t pid, uint32_t ppid,
 	if (ppid || how != NSK_PROC_EXECED)
 		p->ppid = ppid;
 	p->exited = 0;
+	p->exec_told = how == NSK_PROC_EXECED && it && it->ev.hdr.type == NSK_EV_PROC_EXEC;
+	p->exec_flags = p->exec_told ? it->exec_flags : 0;
 
 	if (how == NSK_PROC_LAUNCHED) {
 		const char *slash = strrchr(s->opts.argv[0], '/');

@@ -147,6 +147,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		const struct nsk_ev_proc_exec *x = data;
 		size_t n = x->args_len;
 
+		it->exec_flags = x->exec_flags;
 		if (w->nexecs < MAX_EXECS)
 			w->execs[w->nexecs++] = (struct exec_told){ e->pid, x->exec_flags, e->time };
 		else

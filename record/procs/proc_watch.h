@@ -42,6 +42,7 @@ struct nsk_proc_item {
 	char *args;	       /* an exec's arguments as the kernel read them
 				* (NUL after each), or NULL */
 	uint32_t args_len;
+	uint32_t exec_flags;   /* an exec's NSK_EV_EXEC_* */
 };
 
 /* The time an item happened, for ordering. */
