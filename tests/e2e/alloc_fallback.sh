@@ -28,7 +28,7 @@ record_until_said() {
 	i=0
 	until grep -q "$said" "$err"; do
 		i=$((i + 1))
-		[ $i -le 1800 ] || fail "no word of it: $(cat "$err")"
+		[ $i -le 1800 ] || fail "no word of '$said': $(cat "$err")"
 		sleep 0.1
 	done
 	printf x >&3
