@@ -204,8 +204,8 @@ static long env_one(__u32 i, void *data)
 	return 0;
 }
 
-/* Whether the environment p's exec left preloads preload_path, from its
- * first NSK_EXEC_ENV_MAX bytes (no: a longer one is not searched). */
+/* Whether the environment p's exec left preloads preload_path (no when it
+ * is NSK_EXEC_ENV_MAX bytes or more: not searched). */
 static __always_inline int env_preloads(struct task_struct *p)
 {
 	struct env_walk w = { 0 };
@@ -220,11 +220,11 @@ static __always_inline int env_preloads(struct task_struct *p)
 		return 0;
 	start = BPF_CORE_READ(p, mm, env_start);
 	len = BPF_CORE_READ(p, mm, env_end) - start;
-	if (!start || !len || len > NSK_EXEC_ENV_MAX)
+	if (!start || !len || len >= NSK_EXEC_ENV_MAX)
 		return 0;
 	if (bpf_probe_read_user(e->env, len, (void *)start))
 		return 0;
-	e->env[len & (NSK_EXEC_ENV_MAX - 1)] = 0; /* the exec ended it with one */
+	e->env[len] = 0; /* the exec ended it with one; this is a bound */
 	w.len = (__u32)len;
 	bpf_loop(NSK_EXEC_ENV_MAX / 2, env_one, &w, 0);
 	return w.found;
