@@ -440,9 +440,9 @@ static void boot_free(void *p)
 }
 
 /* malloc and calloc count before the call, so the call is a jump and the
- * program's own return goes straight back (the counter was ~1.6 ns of
- * each call after it, 10% of alloc_churn's 15 ns pairs, against ~0.3 for
- * a bare forwarder).  So they see a failed call only when the counter
+ * program's own return goes straight back (counted after it, each malloc
+ * cost ~1.6 ns, 10% of alloc_churn's 15 ns pairs, where a bare forwarder
+ * of malloc and free cost ~0.2 ns a pair).  So they see a failed call only when the counter
  * stops at it: a size far above the interval (a size gone wrong, the
  * usual failure) always, a small one (memory exhausted) with its chance
  * to be sampled; exact mode sees every one.  The others count after the
