@@ -20,7 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -602,8 +601,7 @@ static void own_root(struct proc_bpf *skel)
 		return;
 	skel->rodata->own_mntns = (uint32_t)ns.st_ino;
 	skel->rodata->own_root_ino = (uint64_t)root.st_ino;
-	/* the kernel's numbering of a device: major << 20 | minor */
-	skel->rodata->own_root_dev = (uint32_t)(major(root.st_dev) << 20 | minor(root.st_dev));
+	skel->rodata->own_root_dev = nsk_exe_id__kdev(root.st_dev);
 }
 
 int nsk_proc__start(struct nsk_session *s)

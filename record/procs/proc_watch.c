@@ -81,7 +81,7 @@ struct nsk_proc_watch {
 	int urgent;		     /* eventfd: the main thread's (urgent_fd) */
 	int prompt;		     /* atomic: every event is urgent */
 	pthread_mutex_t check_lock;  /* the check, and a check running */
-	nsk_proc_check_fn check;
+	nsk_session_exec_check_fn check;
 	void *check_ctx;
 	struct exec_told execs[MAX_EXECS]; /* told of since the last checks */
 	int nexecs;		     /* MAX_EXECS + 1: more (all urgent) */
@@ -551,7 +551,7 @@ void nsk_proc_watch__set_prompt(struct nsk_proc_watch *w)
 	__atomic_store_n(&w->prompt, 1, __ATOMIC_RELEASE);
 }
 
-void nsk_proc_watch__set_check(struct nsk_proc_watch *w, nsk_proc_check_fn fn,
+void nsk_proc_watch__set_check(struct nsk_proc_watch *w, nsk_session_exec_check_fn fn,
 			       void *ctx)
 {
 	/* waits for a check running with the one before */

@@ -21,6 +21,7 @@
 #include <nusku/events/proc.h>
 
 #include "record/procs/mmap_events.h"
+#include "record/session.h"
 
 struct nsk_proc_watch;
 
@@ -56,12 +57,6 @@ uint64_t nsk_proc_item__time(const struct nsk_proc_item *it);
  * its struct nsk_exe_id: an exec of it does not wake the watcher. */
 int nsk_proc_watch__start(int ringbuf_map_fd, int held_map_fd, struct nsk_mmap_events *mev,
 			  int targets_fd, struct nsk_proc_watch **out);
-/* Whether the main thread must handle the exec of pid at time (its event's
- * exec_flags) at once (> 0), or may wait for its next look (0): called
- * from the watcher's thread, as the exec is told of, without the
- * watcher's lock. */
-typedef int (*nsk_proc_check_fn)(void *ctx, uint32_t pid, uint64_t time,
-				 uint32_t exec_flags);
 
 /* Becomes readable when the main thread must take what arrived now (for
  * the main event loop): an exec the check asks for, or every event once
@@ -72,8 +67,10 @@ int nsk_proc_watch__urgent_fd(const struct nsk_proc_watch *w);
 /* Every event is urgent from now on (allocator uprobes for each new
  * process; maps read from /proc). */
 void nsk_proc_watch__set_prompt(struct nsk_proc_watch *w);
-/* The check of every exec from now on; fn NULL: none. */
-void nsk_proc_watch__set_check(struct nsk_proc_watch *w, nsk_proc_check_fn fn,
+/* The check of every exec from now on (nsk_session__check_execs), run on
+ * the watcher's thread as each exec is told of, without the watcher's
+ * lock; fn NULL: none. */
+void nsk_proc_watch__set_check(struct nsk_proc_watch *w, nsk_session_exec_check_fn fn,
 			       void *ctx);
 /* Everything that arrived so far, oldest first (the ring buffer is drained
  * first, so no event the kernel wrote before the call is missed). */
